@@ -70,6 +70,18 @@ ANNOTATOR_IGNORED = (
     "--annotator (for rows that name none) is ignored when every row names its annotator: the judgements "
     "are filed under 'ana', not the 'bob' asked for"
 )
+CACHE_IS_INPUT = (
+    "a cache that is the samples file is refused as 'the prediction cache is damaged (move the file aside "
+    "(it is rebuilt))': the advice would move the samples away, and the flag is called 'parameter cache'"
+)
+CACHE_IS_OUTPUT = (
+    "--cache naming the run's own metrics.json is accepted: the cache is written, then replaced by "
+    "metrics.json, so every cached prediction is lost (and the next run calls the cache damaged)"
+)
+CACHE_REOPENED = (
+    "a cache path this process opened before, now another run's metrics.json, is not refused as damaged "
+    "(a fresh process refuses it): the audit exits 0 and that metrics.json becomes an SQLite database"
+)
 FILL_A_CLASSIFIER = (
     "an NLI classifier folder (RobertaForSequenceClassification) as mlm.model is accepted when the "
     "configuration is read; only the fill stage would find it"
@@ -326,6 +338,37 @@ def _outputs_cases(case: Callable[..., None]) -> None:
         shutil.copytree(base.validation_run, run)
         return lambda: nlibias.validation_export(run, out=run / "validation" / "queue.csv"), "out"
 
+    def cache_is_samples(d: Path, base: Base) -> tuple[list[str], str]:
+        samples = d / "samples"
+        shutil.copytree(base.samples, samples)
+        args = audit_args(samples, d)
+        args[args.index("--no-cache")] = "--cache"
+        return [*args[:-1], str(samples / "samples.jsonl"), "--quiet"], "--cache"
+
+    def cache_is_own_metrics(d: Path, base: Base) -> tuple[list[str], str]:
+        args = audit_args(base.samples, d)
+        args[args.index("--no-cache")] = "--cache"
+        return [*args[:-1], str(d / "o" / "metrics.json"), "--quiet"], "--cache"
+
+    def py_cache_is_samples(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        samples = d / "samples"
+        shutil.copytree(base.samples, samples)
+        return lambda: nlibias.audit(
+            samples, ["fake:m"], cache=samples / "samples.jsonl", progress=False
+        ), "cache"
+
+    case("s26-outputs/cli-audit-cache-is-the-samples-file", cache_is_samples, known=CACHE_IS_INPUT)
+
+    def py_cache_replaced(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        cache = d / "o" / "metrics.json"
+        nlibias.audit(base.samples, ["fake:m"], cache=cache, out_dir=d / "o", bootstrap=0, progress=False)
+        return lambda: nlibias.audit(
+            base.samples, ["fake:m"], cache=cache, out_dir=d / "p", bootstrap=0, progress=False
+        ), str(cache)
+
+    case("s26-outputs/cli-audit-cache-is-its-own-metrics", cache_is_own_metrics, known=CACHE_IS_OUTPUT)
+    case("s26-outputs/python-audit-cache-is-the-samples-file", py_cache_is_samples)
+    case("s26-outputs/python-audit-cache-now-another-run-s-metrics", py_cache_replaced, known=CACHE_REOPENED)
     case("s26-outputs/python-report-out-is-the-run-s-metrics", py_report)
     case("s26-outputs/python-validation-export-out-is-the-queue", py_validation_export)
 
