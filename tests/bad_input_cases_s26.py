@@ -82,6 +82,14 @@ CACHE_REOPENED = (
     "a cache path this process opened before, now another run's metrics.json, is not refused as damaged "
     "(a fresh process refuses it): the audit exits 0 and that metrics.json becomes an SQLite database"
 )
+JUNIT_FOLDER = (
+    "--junit naming a folder is refused naming a temporary file "
+    "('.junit.NNNN.xxxx.part -> junit: is a directory') and no flag"
+)
+DERIVE_OVER_SOURCE = (
+    "masks derive --out naming one of the --source files it reads is accepted: the BBNLI subtopic file is "
+    "replaced by the derived templates"
+)
 FILL_A_CLASSIFIER = (
     "an NLI classifier folder (RobertaForSequenceClassification) as mlm.model is accepted when the "
     "configuration is read; only the fill stage would find it"
@@ -123,6 +131,7 @@ def masked_lm_as_classifier(d: Path, base: Base) -> tuple[list[str], str]:
 
 
 def _train(d: Path) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
     path = d / "train.jsonl"
     row = {"premise": "A nurse left.", "hypothesis": "A nurse.", "label": "entailment"}
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
@@ -366,6 +375,45 @@ def _outputs_cases(case: Callable[..., None]) -> None:
             base.samples, ["fake:m"], cache=cache, out_dir=d / "p", bootstrap=0, progress=False
         ), str(cache)
 
+    def finetune_into_model(d: Path, base: Base) -> tuple[list[str], str]:
+        folder = _model_dir(d, "RobertaForSequenceClassification")
+        return ["finetune", "--model", str(folder), "--train", str(_train(d)), "--out", str(folder)], "--out"
+
+    def augment_out_link(d: Path, base: Base) -> tuple[list[str], str]:
+        train = _train(d / "data")
+        (d / "aug").symlink_to(d / "data")
+        return ["augment", "gender-swap", "--train", str(train), "--out", str(d / "aug")], "--out"
+
+    def gate_junit_folder(d: Path, base: Base) -> tuple[list[str], str]:
+        (d / "junit").mkdir()
+        return _gate(base.run, _run_copy(d, base), "--junit", str(d / "junit")), "--junit"
+
+    def explain_cache_predictions(d: Path, base: Base) -> tuple[list[str], str]:
+        run, _ = _generated_run(d, base)
+        return [
+            "explain",
+            str(run),
+            "--judge",
+            "fake:j",
+            "--cache",
+            str(run / "predictions.jsonl"),
+        ], "--cache"
+
+    def masks_derive_source(d: Path, base: Base) -> tuple[list[str], str]:
+        source = d / "bbnli"
+        shutil.copytree(base.bbnli_dir, source)
+        target = next(source.rglob("*.json"))
+        return ["masks", "derive", "--source", str(source), "--out", str(target)], "--out"
+
+    case("s26-outputs/cli-finetune-out-is-the-base-model", finetune_into_model)
+    case("s26-outputs/cli-augment-out-a-link-to-the-training-folder", augment_out_link)
+    case("s26-outputs/cli-gate-junit-a-folder", gate_junit_folder, known=JUNIT_FOLDER)
+    case(
+        "s26-outputs/cli-explain-cache-is-the-run-s-predictions",
+        explain_cache_predictions,
+        known=CACHE_IS_INPUT,
+    )
+    case("s26-outputs/cli-masks-derive-out-a-source-file", masks_derive_source, known=DERIVE_OVER_SOURCE)
     case("s26-outputs/cli-audit-cache-is-its-own-metrics", cache_is_own_metrics, known=CACHE_IS_OUTPUT)
     case("s26-outputs/python-audit-cache-is-the-samples-file", py_cache_is_samples)
     case("s26-outputs/python-audit-cache-now-another-run-s-metrics", py_cache_replaced, known=CACHE_REOPENED)
