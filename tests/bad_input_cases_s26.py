@@ -90,6 +90,10 @@ DERIVE_OVER_SOURCE = (
     "masks derive --out naming one of the --source files it reads is accepted: the BBNLI subtopic file is "
     "replaced by the derived templates"
 )
+STAGE_REDONE_SILENTLY = (
+    "a stage whose output was cut since (masks/templates.jsonl) is run again, rightly, but the rerun only "
+    "says 'masks ran': nothing says its output was damaged and replaced"
+)
 FILL_A_CLASSIFIER = (
     "an NLI classifier folder (RobertaForSequenceClassification) as mlm.model is accepted when the "
     "configuration is read; only the fill stage would find it"
@@ -629,6 +633,23 @@ def _comparable_cases(case: Callable[..., None]) -> None:
         return ["explain", str(run), "--judge", "fake:j", "--no-cache", "--bootstrap", "0"], "recomput"
 
     case("s26-comparable/cli-explain-a-row-edited-since", explanation_edited, expect="warn")
+
+    def extend_stage_cut(d: Path, base: Base) -> tuple[list[str], str]:
+        from bad_input_corpus import invoke
+
+        args = _extend_args(d, "mlm:\n  top_k: 5\n")
+        code, text, _ = invoke(args)
+        assert code == 0, text
+        rows = d / "next" / "masks" / "templates.jsonl"
+        rows.write_text(rows.read_text(encoding="utf-8")[:1000], encoding="utf-8")
+        return args, "templates.jsonl"
+
+    case(
+        "s26-comparable/cli-extend-rerun-after-a-stage-output-was-cut",
+        extend_stage_cut,
+        expect="warn",
+        known=STAGE_REDONE_SILENTLY,
+    )
 
     def queue_edited(d: Path, base: Base) -> tuple[list[str], str]:
         run = d / "vrun"
