@@ -94,6 +94,10 @@ STAGE_REDONE_SILENTLY = (
     "a stage whose output was cut since (masks/templates.jsonl) is run again, rightly, but the rerun only "
     "says 'masks ran': nothing says its output was damaged and replaced"
 )
+OTHER_TEXTS = (
+    "an nlibias run's predictions.jsonl scored against samples whose texts differ (same ids; the run's "
+    "manifest records the audited samples' SHA-256) is scored without a word"
+)
 FILL_A_CLASSIFIER = (
     "an NLI classifier folder (RobertaForSequenceClassification) as mlm.model is accepted when the "
     "configuration is read; only the fill stage would find it"
@@ -650,6 +654,31 @@ def _comparable_cases(case: Callable[..., None]) -> None:
         expect="warn",
         known=STAGE_REDONE_SILENTLY,
     )
+
+    def edited_samples(d: Path, base: Base) -> Path:
+        samples = d / "samples"
+        shutil.copytree(base.samples, samples)
+        path = samples / "samples.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines(True)
+        record = json.loads(lines[0])
+        record["hypothesis"] = "Nobody works."
+        lines[0] = json.dumps(record) + "\n"
+        path.write_text("".join(lines), encoding="utf-8")
+        (samples / "samples.parquet").unlink()
+        return path
+
+    def score_edited(d: Path, base: Base) -> tuple[list[str], str]:
+        path = edited_samples(d, base)
+        args = ["score", "--samples", str(path), "--predictions", str(base.predictions)]
+        return [*args, "--out", str(d / "o"), "--bootstrap", "0"], "--samples"
+
+    def py_score_edited(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        path = edited_samples(d, base)
+        return lambda: nlibias.score(path, base.predictions, bootstrap=0), "samples"
+
+    for route, build in (("cli", score_edited), ("python", py_score_edited)):
+        name = f"s26-comparable/{route}-score-a-run-s-predictions-on-other-texts"
+        case(name, build, expect="warn", known=OTHER_TEXTS)
 
     def queue_edited(d: Path, base: Base) -> tuple[list[str], str]:
         run = d / "vrun"
