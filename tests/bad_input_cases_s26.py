@@ -936,6 +936,18 @@ def _plugin_cases(case: Callable[..., None]) -> None:
         expect="warn",
     )
 
+    def audit_lean(d: Path, base: Base) -> list[str]:
+        nlibias.expand("lean", out_dir=d / "samples")
+        return audit_args(d / "samples", d)
+
+    def lean_measures(**changes: Any) -> Callable[[], object]:
+        measures = replace(LEAN_BENCHMARK.measures["classifier"], **changes)
+        return lambda: replace(LEAN_BENCHMARK, measures={"classifier": measures})
+
+    installed("cli-audit-tables-raise", lean_measures(tables=raises), audit_lean, "plug-in 'lean'")
+    five = lean_measures(tables=lambda *a, **k: 5)
+    installed("cli-audit-tables-return-a-number", five, audit_lean, "plug-in 'lean'")
+
     def register_twice() -> None:
         nlibias.register_benchmark(LEAN_BENCHMARK)
         nlibias.register_benchmark(replace(LEAN_BENCHMARK, description="another"))
