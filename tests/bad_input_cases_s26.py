@@ -98,6 +98,10 @@ OTHER_TEXTS = (
     "an nlibias run's predictions.jsonl scored against samples whose texts differ (same ids; the run's "
     "manifest records the audited samples' SHA-256) is scored without a word"
 )
+DEVICES_ON_FAKE = (
+    "--devices with only a fake classifier (which loads on no device; --dtype is refused there) is "
+    "accepted, and so is one device named twice"
+)
 FILL_A_CLASSIFIER = (
     "an NLI classifier folder (RobertaForSequenceClassification) as mlm.model is accepted when the "
     "configuration is read; only the fill stage would find it"
@@ -299,6 +303,21 @@ def _numbers_cases(case: Callable[..., None]) -> None:
             lambda: nlibias.validation_status(base.validation_run, min_annotators=True),
             "min_annotators",
         ),
+    )
+    for flag, value in (("--max-tokens", "0"), ("--threads", "0"), ("--ray-workers", "0")):
+        case(
+            f"s26-numbers/cli-audit{flag}-{value}",
+            lambda d, base, flag=flag, value=value: ([*audit_args(base.samples, d), flag, value], flag),
+        )
+
+    def explanations_size(d: Path, base: Base) -> tuple[list[str], str]:
+        run = explained_run(d, base)
+        return ["validate", "explanations", str(run), "--size", "0"], "--size"
+
+    case("s26-numbers/cli-validate-explanations-size-zero", explanations_size)
+    case(
+        "s26-numbers/cli-export-model-index-name-blank",
+        lambda d, base: (["export", "model-index", str(base.run), "--name", " "], "--name"),
     )
     _extend_yaml(case, "numbers", "seed-negative", "seed: -4\n", 1, known=EXTEND_SEED)
     _extend_yaml(case, "numbers", "max-tokens-zero", "mlm:\n  max_tokens: 0\n", 2)
@@ -536,6 +555,17 @@ def _twice_cases(case: Callable[..., None]) -> None:
         return ["validate", "import", str(run), str(path)], f"{path}:3"
 
     case("s26-twice/cli-validate-import-one-annotator-spelt-with-a-zero-width-space", annotator_zero_width)
+
+    case(
+        "s26-twice/cli-audit-devices-one-device-twice",
+        lambda d, base: ([*audit_args(base.samples, d), "--devices", "cpu,cpu"], "--devices"),
+        known=DEVICES_ON_FAKE,
+    )
+    case(
+        "s26-nothing/cli-audit-devices-with-a-fake-model",
+        lambda d, base: ([*audit_args(base.samples, d), "--devices", "cpu"], "--devices"),
+        known=DEVICES_ON_FAKE,
+    )
 
     def explain_twice(d: Path, base: Base) -> tuple[list[str], str]:
         run, _ = _generated_run(d, base)
