@@ -67,6 +67,16 @@ def test_queue_has_one_row_per_unique_hypothesis(tmp_path: Path) -> None:
     assert row.judgement == "" and row.stereotype == ""
 
 
+def test_a_queue_row_edited_after_the_export_is_refused_naming_its_line(tmp_path: Path) -> None:
+    path = write_validation_queue(tmp_path, replace_candidates())
+    path.write_text(path.read_text().replace("women are less good at coding.", "women code."))
+    with pytest.raises(SourceError) as refused:
+        read_queue(path)
+    assert (refused.value.field, refused.value.line) == ("hypothesis_id", 4)
+    assert "is not the id of this subtopic and hypothesis" in str(refused.value)
+    assert "restore the row as the pipeline wrote it" in str(refused.value)
+
+
 def test_judgements_are_read_by_id_or_by_text_and_empty_rows_are_unjudged(tmp_path: Path) -> None:
     queue = build_queue(replace_candidates())
     by_text = {r.hypothesis: r.hypothesis_id for r in queue}

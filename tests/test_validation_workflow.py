@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, read_judgements
 from nlibias.models.fake import FakeNLIClassifier
+from nlibias.schema.applies import InapplicableOption
 from nlibias.validation.formats import export_judgements, read_import, store_imported
 from nlibias.validation.prescreen import nli_suggestions, original_rendering, originals_from_kept
 from nlibias.validation.resolve import parse_rule, resolve, write_judgements
@@ -220,6 +221,19 @@ def test_import_refuses_bad_rows_with_line_numbers(run: tuple[Path, list], tmp_p
     )
     with pytest.raises(SourceError, match=r"record 1: judgement.*unknown judgement 'good'"):
         read_import(bad, queue)
+
+
+def test_a_default_annotator_no_row_lacks_is_refused(run: tuple[Path, list], tmp_path: Path) -> None:
+    path = tmp_path / "j.csv"
+    path.write_text(
+        f"hypothesis_id,annotator,judgement,stereotype\n{run[1][0].hypothesis_id},ana,valid,pro\n"
+    )
+    with pytest.raises(InapplicableOption) as refused:
+        read_import(path, run[1], default_annotator="bob")
+    assert refused.value.parameter == "annotator" and str(refused.value) == (
+        f"annotator 'bob' applies to rows that name no annotator, and every judged row of {path} names its own; "
+        "leave annotator out"
+    )
 
 
 def test_original_rendering_and_nli_prescreen(run: tuple[Path, list]) -> None:

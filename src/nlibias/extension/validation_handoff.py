@@ -127,6 +127,11 @@ def read_queue(path: str | Path) -> list[QueueRow]:
         count = row["samples"].strip()
         if not count.isdigit():
             raise SourceError(path, "samples", f"{count!r} is not a count of samples", line=line)
+        made = hypothesis_id(row["subtopic"], row["hypothesis"])
+        if row["hypothesis_id"] != made:  # edited since: judgements would go to the exported text
+            reason = f"{row['hypothesis_id']!r} is not the id of this subtopic and hypothesis ({made})"
+            fix = "restore the row as the pipeline wrote it (the queue is not edited; its ids name samples)"
+            raise SourceError(path, "hypothesis_id", reason, line=line, fix=fix)
         fields = {name: row[name] for name in QUEUE_COLUMNS}
         rows.append(QueueRow(**{**fields, "samples": int(count)}))  # type: ignore[arg-type]
     return rows

@@ -24,6 +24,7 @@ from nlibias.extension.validation_handoff import (
     judgement_problem,
 )
 from nlibias.io.jsonl import read_json_file
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import Allowed, declared
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
@@ -198,6 +199,7 @@ class _Checker:
         self.path = path
         self.index = QueueIndex(queue)
         self.default_annotator = default_annotator
+        self.defaulted = False
         self.seen: dict[tuple[str, str], str] = {}
         self.answers: list[ImportedAnswer] = []
 
@@ -213,6 +215,7 @@ class _Checker:
         return found
 
     def add(self, where: str, hid: str, annotator: str, category: str, stereotype: str) -> None:
+        self.defaulted |= not annotator
         annotator = annotator or (self.default_annotator or "")
         if not annotator:
             fix = "add an annotator column or name a default annotator"
@@ -257,6 +260,11 @@ def read_import(
             if not isinstance(item, dict):
                 raise SourceError(path, f"record {number}", "expected an object")
             reader(f"record {number}", item, checker)
+    if default_annotator is not None and not checker.defaulted:  # the judgements would go to the rows' own
+        given = f"every judged row of {path} names its own"
+        raise option_applies_to_nothing(
+            "annotator", "rows that name no annotator", value=default_annotator, given=given
+        )
     return checker.answers
 
 
