@@ -44,10 +44,6 @@ def _rules(d: Path, text: str) -> Path:
     return path
 
 
-BEYOND_RANGE = (
-    "a margin or max_abs of 100 points or more on pro - anti (declared range [-100, 100], neutral 0) is "
-    "accepted and the gate passes, although no candidate can lie beyond it: no check can ever fail"
-)
 FEW_RESAMPLES = (
     "1 or 2 resamples give a verdict ('pro-stereotype bias 8.33 [4.17, 4.17]': an interval that does not "
     "hold its own estimate) where no 95% interval can be read"
@@ -58,9 +54,6 @@ EXTEND_SEED = (
     "and the pipeline draws no random numbers (the seed applies to nothing)"
 )
 SUBTOPIC_TWICE = "a subtopic listed twice in the extend configuration is read once, without a word"
-RULE_APPLIES_TO_NOTHING = (
-    "a rule that applies to nothing in these runs is accepted and ignored; the gate passes"
-)
 JUDGEMENT_HEADER = "hypothesis_id,annotator,judgement,stereotype\n"
 CACHE_IS_INPUT = (
     "a cache that is the samples file is refused as 'the prediction cache is damaged (move the file aside "
@@ -73,10 +66,6 @@ CACHE_IS_OUTPUT = (
 CACHE_REOPENED = (
     "a cache path this process opened before, now another run's metrics.json, is not refused as damaged "
     "(a fresh process refuses it): the audit exits 0 and that metrics.json becomes an SQLite database"
-)
-JUNIT_FOLDER = (
-    "--junit naming a folder is refused naming a temporary file "
-    "('.junit.NNNN.xxxx.part -> junit: is a directory') and no flag"
 )
 DERIVE_OVER_SOURCE = (
     "masks derive --out naming one of the --source files it reads is accepted: the BBNLI subtopic file is "
@@ -176,13 +165,13 @@ def _numbers_cases(case: Callable[..., None]) -> None:
         path = _rules(d, "measures:\n  bbnli_bias_score:\n    margin: 250\n")
         return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:3"
 
-    case("s26-numbers/yaml-gate-measure-margin-beyond-any-score", beyond_range, known=BEYOND_RANGE)
+    case("s26-numbers/yaml-gate-measure-margin-beyond-any-score", beyond_range)
 
     def limit_beyond_range(d: Path, base: Base) -> tuple[list[str], str]:
         path = _rules(d, "measures:\n  bbnli_bias_score:\n    max_abs: 150\n")
         return _gate(base.run, None, "--rules", str(path)), f"{path}:3"
 
-    case("s26-numbers/yaml-gate-max-abs-beyond-any-score", limit_beyond_range, known=BEYOND_RANGE)
+    case("s26-numbers/yaml-gate-max-abs-beyond-any-score", limit_beyond_range)
 
     def cli_gate(name: str, *extra: str) -> None:
         case(
@@ -195,7 +184,6 @@ def _numbers_cases(case: Callable[..., None]) -> None:
     case(
         "s26-numbers/cli-gate-margin-beyond-any-score",
         lambda d, base: (_gate(base.run, _run_copy(d, base), "--margin", "500"), "--margin"),
-        known=BEYOND_RANGE,
     )
 
     def py_gate(name: str, **options: Any) -> None:
@@ -426,7 +414,7 @@ def _outputs_cases(case: Callable[..., None]) -> None:
 
     case("s26-outputs/cli-finetune-out-is-the-base-model", finetune_into_model)
     case("s26-outputs/cli-augment-out-a-link-to-the-training-folder", augment_out_link)
-    case("s26-outputs/cli-gate-junit-a-folder", gate_junit_folder, known=JUNIT_FOLDER)
+    case("s26-outputs/cli-gate-junit-a-folder", gate_junit_folder)
     case(
         "s26-outputs/cli-explain-cache-is-the-run-s-predictions",
         explain_cache_predictions,
@@ -643,7 +631,6 @@ def _comparable_cases(case: Callable[..., None]) -> None:
     case(
         "s26-comparable/yaml-gate-measure-of-another-benchmark",
         rules_other_benchmark,
-        known=RULE_APPLIES_TO_NOTHING,
     )
 
     def explanation_edited(d: Path, base: Base) -> tuple[list[str], str]:
@@ -798,7 +785,7 @@ def _nothing_cases(case: Callable[..., None]) -> None:
             path = _rules(d, text)
             return _gate(base.run, None, "--rules", str(path)), f"{path}:{line}"
 
-        case(f"s26-nothing/yaml-gate-{name}-without-a-baseline", build, known=RULE_APPLIES_TO_NOTHING)
+        case(f"s26-nothing/yaml-gate-{name}-without-a-baseline", build)
 
     rules_without_baseline("margin", "margin: 2\nmeasures:\n  bbnli_bias_score: {max_abs: 50}\n", 1)
     rules_without_baseline(

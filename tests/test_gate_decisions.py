@@ -322,3 +322,39 @@ def test_a_command_line_typer_refuses_still_writes_both_ci_files(
     before = metrics.read_bytes()
     result = runner.invoke(app, [*args, "--junit", str(metrics)])
     assert result.exit_code == 2 and metrics.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("text", "baseline", "line", "said"),
+    [
+        ("measures:\n  bbnli_bias_score: {margin: 250}\n", True, 2, "give a margin below 100"),
+        ("measures:\n  bbnli_bias_score: {max_abs: 100}\n", False, 2, "give a max_abs below 100"),
+        ("worse: towards_stereotype\nmargin: 200\n", True, 2, "give a margin below 200"),
+        ("measures:\n  tp_tie_split_score: {margin: 1}\n", True, 2, "which these runs do not report"),
+        ("margin: 2\nmeasures:\n  bbnli_bias_score: {max_abs: 50}\n", False, 1, "leave margin out"),
+        (
+            "measures:\n  bbnli_bias_score: {max_abs: 50, worse: towards_stereotype}\n",
+            False,
+            2,
+            "leave worse out",
+        ),
+    ],
+)
+def test_a_rule_no_check_can_use_is_refused_with_its_line(
+    runs: dict[str, Path], text: str, baseline: bool, line: int, said: str
+) -> None:
+    # each was accepted and the gate passed: a margin or limit beyond any score, a measure these
+    # runs lack, a paired setting without a baseline (docs/gates.md)
+    rules = runs["root"] / "unusable.yaml"
+    rules.write_text(text)
+    with pytest.raises(SourceError) as caught:
+        nlibias.gate(runs["cand"], runs["base"] if baseline else None, rules=rules)
+    assert f"{rules}:{line}" in str(caught.value) and said in str(caught.value)
+
+
+def test_a_margin_beyond_any_score_on_the_command_line_names_the_flag(runs: dict[str, Path]) -> None:
+    result = runner.invoke(
+        app, ["gate", str(runs["cand"]), "--baseline", str(runs["base"]), "--margin", "100"]
+    )
+    assert result.exit_code == 2 and "--margin 100 decides nothing" in result.output, result.output
+    assert "give a margin below 100" in result.output

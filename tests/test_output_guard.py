@@ -49,6 +49,10 @@ def test_gate_outputs_may_not_be_the_runs_files_the_rules_or_each_other(run: Pat
     link = tmp_path / "link.xml"  # another name of the run's manifest: the same file
     link.symlink_to(run / "manifest.json")
     _refused([*gate, "--junit", str(link)], run / "manifest.json", "--junit")
+    folder = tmp_path / "reports"  # refused when the arguments are read, not by the temporary file
+    folder.mkdir()
+    said = _refused([*gate, "--junit", str(folder)], run / "metrics.json", f"--junit {folder} is a directory")
+    assert "name a file" in said and ".part" not in said
     both = tmp_path / "out.txt"
     both.write_text("kept")
     _refused(
@@ -111,7 +115,7 @@ def test_score_and_audit_out_may_not_hold_their_inputs(
 def test_distinct_outputs_are_written(run: Path, tmp_path: Path) -> None:
     """The guard refuses only clashes: the gate writes both files beside the run."""
     rules = tmp_path / "rules.yaml"
-    rules.write_text("bootstrap: 50\nslices: [overall]\nmeasures:\n  bbnli_bias_score:\n    max_abs: 100\n")
+    rules.write_text("bootstrap: 50\nslices: [overall]\nmeasures:\n  bbnli_bias_score:\n    max_abs: 99\n")
     junit, markdown = tmp_path / "gate.xml", tmp_path / "gate.md"
     done = runner.invoke(
         app, ["gate", str(run), "--rules", str(rules), "--junit", str(junit), "--markdown", str(markdown)]

@@ -23,7 +23,6 @@ from nlibias.jobs.gate_rules import (
     GateRules,
     Points,
     load_rules,
-    refuse_superseded_rules,
 )
 from nlibias.jobs.gate_runs import (
     RunData,
@@ -324,20 +323,48 @@ def _untestable(role: str, model: str, why: str) -> DataError:
     )
 
 
-def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRules:
+def _rules(rules: GateRules | str | Path | None, margin: float | None, context: dict[str, Any]) -> GateRules:
     """The rules checked (an object again); ``margin`` replaces every margin, a measure's own too."""
     if isinstance(rules, GateRules):
         try:
-            found = GateRules.model_validate(rules.model_dump(), context=GATE)
+            found = GateRules.model_validate(rules.model_dump(exclude_unset=True), context=context)
         except ValidationError as exc:
             first = problems(exc)[0]
             raise ConfigError(f"rules {first.field}: {first.reason}", parameter="rules") from None
     else:
-        found = GateRules() if rules is None else load_rules(rules)
+        found = GateRules() if rules is None else load_rules(rules, context)
     if margin is None:
         return found
     measures = {name: rule.model_copy(update={"margin": None}) for name, rule in found.measures.items()}
-    return found.model_copy(update={"margin": margin, "measures": measures})
+    found = found.model_copy(update={"margin": margin, "measures": measures})
+    if "tested" in context:  # the margin against each measure the runs test
+        try:
+            GateRules.model_validate(found.model_dump(exclude_unset=True), context=context)
+        except ValidationError as exc:
+            raise ConfigError(f"{{margin}} {problems(exc)[0].reason}", parameter="margin") from None
+    return found
+
+
+def _tested(
+    cand: RunData, base: RunData | None, benchmark: Benchmark, matched: Sequence[tuple[str, str | None]]
+) -> tuple[list[tuple[str, str | None, list[MeasureInfo]]], list[str]]:
+    """The headline measures tested per model pair, and what each untested pair lacks."""
+    models = cand.metrics["models"]
+    tested: list[tuple[str, str | None, list[MeasureInfo]]] = []
+    absent: list[str] = []
+    for cand_model, base_model in matched:
+        measures = benchmark.measures_for(cand.kind_of(cand_model))
+        others = [] if base is None else [base.metrics["models"][base_model]["overall"]]
+        infos = [
+            i
+            for i in headline_infos(models[cand_model]["overall"], measures.infos)
+            if all(i.name in other for other in others)
+        ]
+        if infos:
+            tested.append((cand_model, base_model, infos))
+        else:
+            absent.append(_absent_headlines(measures.infos, (cand, cand_model), (base, base_model)))
+    return tested, absent
 
 
 @declared
@@ -359,7 +386,8 @@ def gate(
     >>> result.passed, result.to_frame()[["measure", "slice", "verdict"]]  # doctest: +SKIP
     """
     started = time.perf_counter()
-    checked = _rules(rules, margin)
+    context = {**GATE, "paired": baseline is not None}
+    checked = _rules(rules, margin, context)
     if baseline is None:  # what only a paired comparison reads would be ignored without a word
         for name, given in (("pairs", bool(pairs)), ("margin", margin is not None)):
             if given:
@@ -380,29 +408,20 @@ def gate(
     cand = load_gate_run(candidate, samples)
     base = None if baseline is None else aligned_baseline(cand, load_gate_run(baseline, samples))
     benchmark = benchmark_for_source(cand.metrics["source"])
-    models = cand.metrics["models"]
-    matched: list[tuple[str, str | None]] = [(m, None) for m in models]
+    matched: list[tuple[str, str | None]] = [(m, None) for m in cand.metrics["models"]]
     if base is not None:
-        matched = list(match_models(list(models), list(base.metrics["models"]), pairs))
+        matched = list(match_models(list(cand.metrics["models"]), list(base.metrics["models"]), pairs))
         check_asked_alike(cand, base, matched)
+    tested, absent = _tested(cand, base, benchmark, matched)
+    if tested:  # a rule on a measure these runs do not test would apply to nothing
+        reported = {info.name for *_, infos in tested for info in infos}
+        checked = _rules(rules, margin, {**context, "tested": reported})
     checks: list[GateCheck] = []
-    absent: list[str] = []  # what each untested model pair lacks, for the refusal below
-    for cand_model, base_model in matched:
-        measures = benchmark.measures_for(cand.kind_of(cand_model))
-        others = [] if base is None else [base.metrics["models"][base_model]["overall"]]
-        infos = [
-            i
-            for i in headline_infos(models[cand_model]["overall"], measures.infos)
-            if all(i.name in other for other in others)
-        ]
-        if not infos:
-            absent.append(_absent_headlines(measures.infos, (cand, cand_model), (base, base_model)))
-            continue
+    for cand_model, base_model, infos in tested:
         names = [i.name for i in infos]
         cand_units = _testable_units(benchmark, cand, cand_model, names, "candidate")
         base_units = None if base is None else _testable_units(benchmark, base, base_model, names, "baseline")
         checks += _model_checks(cand_units, base_units, infos, checked, (cand_model, base_model))
-    refuse_superseded_rules({check.measure for check in checks}, checked)
     if not any(c.comparison.tested for c in checks):  # a pass that tested nothing lets anything through
         few = f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can be tested"
         none = "no headline measure to test: " + "; ".join(absent)

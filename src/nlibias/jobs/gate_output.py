@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from nlibias.errors import ConfigError
 from nlibias.io.atomic import atomic_write_text
 from nlibias.io.overwrites import Files, refuse_overwrites, run_files
 from nlibias.jobs.gate import GateCheck, GateResult
@@ -195,7 +196,10 @@ def refuse_gate_overwrites(
     junit: str | Path | None = None,
     markdown: str | Path | None = None,
 ) -> None:
-    """Refuse a JUnit or Markdown file that is an input or the other output (before the gate runs)."""
+    """Refuse a JUnit or Markdown file that is a folder, an input or the other output (before the gate runs)."""
+    for name, path in (("junit", junit), ("markdown", markdown)):
+        if path is not None and Path(path).is_dir():
+            raise ConfigError(f"{{{name}}} {path} is a directory; name a file", parameter=name)
     inputs: dict[str, Files] = {
         "candidate": run_files(candidate),
         "baseline": None if baseline is None else run_files(baseline),

@@ -10,7 +10,7 @@ nlibias.errors.SourceError: gate.yaml:1: unknown key 'margins'; did you mean 'ma
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,10 +24,11 @@ from pydantic import (
     model_validator,
 )
 
-from nlibias.errors import ConfigError, SourceError, did_you_mean
+from nlibias.errors import SourceError, did_you_mean
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
 from nlibias.schema.declared import Allowed, OpenUnit, PositiveInt, Seed, source_error
+from nlibias.schema.measure_info import MeasureInfo
 from nlibias.textio.text_files import decode_utf8
 from nlibias.textio.yaml_unique import load_yaml
 
@@ -116,23 +117,88 @@ class GateRules(BaseModel):
 
     @model_validator(mode="after")
     def _applicable(self, info: ValidationInfo) -> GateRules:
-        """Each measure's rule names a headline measure, and ``towards_stereotype`` a signed one
-        (checked where a gate reads the rules: :data:`GATE`)."""
-        if not (info.context or {}).get("gate"):
+        """Each measure's rule names a headline measure the runs test (``tested`` in the context, once
+        known), ``towards_stereotype`` a signed one, a margin or limit a distance the measure can
+        pass, and the paired comparison's settings a baseline (``paired``; where a gate reads them)."""
+        context = info.context or {}
+        if not context.get("gate"):
             return self
-        known = [name for name, info in ALL_MEASURES.items() if info.headline]
+        known = [name for name, m in ALL_MEASURES.items() if m.headline]
+        tested = context.get("tested")
         for name, rule in self.measures.items():
             if name not in known:
                 hint = f"; {hint}" if (hint := did_you_mean(name, known)) else ""
                 reason = f"{name!r} is not a headline measure{hint} (the gate tests {', '.join(known)})"
                 raise _RuleError(reason, ("measures", name))
-            if rule.worse == TOWARDS_STEREOTYPE and not ALL_MEASURES[name].signed:
+            measure = ALL_MEASURES[name]
+            if rule.worse == TOWARDS_STEREOTYPE and not measure.signed:
                 reason = f"{name} is a magnitude (no stereotype side): only {AWAY_FROM_NEUTRAL} applies to it"
                 raise _RuleError(reason, ("measures", name, "worse"))
+            for key in ("margin", "max_abs"):
+                _refuse_unreachable(measure, key, getattr(rule, key), self.worse_of(name, measure.signed))
+            if tested is not None and name not in tested:
+                raise _RuleError(_untested(name, tested), ("measures", name))
+        if context.get("paired") is False:
+            self._refuse_paired_only()
+        for name in sorted(tested or ()):
+            if self.measures.get(name, MeasureRule()).margin is None:
+                measure = ALL_MEASURES[name]
+                _refuse_unreachable(
+                    measure, "margin", self.margin, self.worse_of(name, measure.signed), top=True
+                )
         return self
 
+    def _refuse_paired_only(self) -> None:
+        """Refuse what only the paired comparison reads in rules without a baseline (docs/gates.md)."""
+        given: list[tuple[str, ...]] = [(key,) for key in _PAIRED_ONLY if key in self.model_fields_set]
+        given += [
+            ("measures", name, key)
+            for name, rule in self.measures.items()
+            for key in _PAIRED_ONLY
+            if getattr(rule, key) is not None
+        ]
+        if given:
+            reason = (
+                "applies to the paired comparison with a baseline run, and the gate has none; give a "
+                f"baseline run, or leave {given[0][-1]} out"
+            )
+            raise _RuleError(reason, given[0])
 
-GATE: dict[str, bool] = {"gate": True}
+
+_PAIRED_ONLY = ("margin", "worse", "max_detectable")
+
+
+def _refuse_unreachable(
+    measure: MeasureInfo, key: str, value: float | None, worse: Worse, *, top: bool = False
+) -> None:
+    """Refuse a margin or ``max_abs`` no value of ``measure`` can pass (no check could ever fail)."""
+    low, high = measure.range
+    far = high - low if key == "margin" and worse == TOWARDS_STEREOTYPE else measure.reach
+    if value is not None and value >= far:
+        how = "change by" if key == "margin" else "lie"
+        reason = (
+            f"{value:g} decides nothing: {measure.name} (range [{low:g}, {high:g}], neutral {measure.neutral:g}) "
+            f"cannot {how} {far:g} points or more{'' if key == 'margin' else ' from its neutral value'}, so no "
+            f"check could fail; give a {key} below {far:g}"
+        )
+        raise _RuleError(reason, (key,) if top else ("measures", measure.name, key))
+
+
+def _untested(name: str, tested: Collection[str]) -> str:
+    """Why a rule on ``name`` applies to nothing on runs that test ``tested``."""
+    for other in sorted(tested):
+        if name in ALL_MEASURES[other].supersedes:
+            return (
+                f"the rules hold {name}, which the gate does not test on these runs: it tests "
+                f"{other} in its place; write the rule for {other}"
+            )
+    return (
+        f"the rules hold {name}, which these runs do not report: the rule would apply to nothing "
+        f"(the gate tests {', '.join(sorted(tested))} on them); write it for one of those"
+    )
+
+
+GATE: dict[str, Any] = {"gate": True}
 """The validation context of rules a gate reads."""
 
 
@@ -144,14 +210,14 @@ class _RuleError(ValueError):
         self.at = at
 
 
-def parse_rules(text: str, path: str | Path) -> GateRules:
+def parse_rules(text: str, path: str | Path, context: Mapping[str, Any] = GATE) -> GateRules:
     """The rules in ``text`` (read from ``path``, named in errors with the line)."""
     raw = load_yaml(text, path)
     raw = {} if raw is None else raw
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a mapping of rules at the top level", line=1)
     try:
-        return GateRules.model_validate(raw, context=GATE)
+        return GateRules.model_validate(raw, context=dict(context))
     except ValidationError as exc:
         raise source_error(exc, path, text=text, known_keys=_rule_keys) from None
 
@@ -160,23 +226,9 @@ def _rule_keys(loc: Sequence[Any]) -> list[str]:
     return list((MeasureRule if "measures" in loc[:-1] else GateRules).model_fields)
 
 
-def load_rules(path: str | Path) -> GateRules:
+def load_rules(path: str | Path, context: Mapping[str, Any] = GATE) -> GateRules:
     """Read and check a rules file (SourceError naming the file and line)."""
     path = Path(path)
     if not path.is_file():
         raise SourceError(path, None, "rules file does not exist")
-    return parse_rules(decode_utf8(path, path.read_bytes()), path)
-
-
-def refuse_superseded_rules(tested: set[str], rules: GateRules) -> None:
-    """Refuse a rule on a measure the gate tests another in place of (it would apply to nothing)."""
-    for name in rules.measures:
-        if name in tested:
-            continue
-        for other in sorted(tested):
-            if name in ALL_MEASURES[other].supersedes:
-                raise ConfigError(
-                    f"the rules hold {name}, which the gate does not test on these runs: it tests "
-                    f"{other} in its place; write the rule for {other}",
-                    parameter="rules",
-                )
+    return parse_rules(decode_utf8(path, path.read_bytes()), path, context)

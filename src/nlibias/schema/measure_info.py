@@ -64,6 +64,13 @@ class MeasureInfo:
     def display_name(self) -> str:
         return self.title or self.name
 
+    @property
+    def reach(self) -> float:
+        """The farthest a value can lie from :attr:`neutral` (0 for a measure without one)."""
+        return (
+            0.0 if self.neutral is None else max(self.neutral - self.range[0], self.range[1] - self.neutral)
+        )
+
     def bias_amount(self, value: float) -> float:
         """How far ``value`` lies from "no bias": ``|value - neutral|``.
 
