@@ -319,7 +319,7 @@ def _numbers_cases(case: Callable[..., None]) -> None:
         "s26-numbers/cli-export-model-index-name-blank",
         lambda d, base: (["export", "model-index", str(base.run), "--name", " "], "--name"),
     )
-    _extend_yaml(case, "numbers", "seed-negative", "seed: -4\n", 1, known=EXTEND_SEED)
+    _extend_yaml(case, "numbers", "seed-negative", "seed: -4\n", 1)
     _extend_yaml(case, "numbers", "max-tokens-zero", "mlm:\n  max_tokens: 0\n", 2)
 
 

@@ -45,7 +45,7 @@ from nlibias.models.mlm.model_names import missing_path
 from nlibias.models.registry import classifier_kind_problem
 from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import problems, source_error
+from nlibias.schema.declared import Seed, problems, source_error
 from nlibias.schema.model_ref import ModelRef, split_kind, without_options
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
@@ -231,7 +231,7 @@ class ExtendConfig(_Strict):
     validation: ValidationConfig = ValidationConfig()
     cache: str | None = None
     """Prediction cache file (default: ``$NLIBIAS_CACHE`` or the user cache)."""
-    seed: int = 0
+    seed: Seed = 0
     """Recorded in the card (the pipeline itself draws no random numbers)."""
     pretty_name: str = "BBNLI-next (nlibias run)"
 
