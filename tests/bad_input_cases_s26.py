@@ -531,11 +531,11 @@ def _twice_cases(case: Callable[..., None]) -> None:
         known=PREDICTIONS_TWICE,
     )
     twice = "subtopics: [man_is_to_breadwinner, man_is_to_breadwinner]\n"
-    _extend_yaml(case, "twice", "subtopics-twice", twice, 1, known=SUBTOPIC_TWICE)
+    _extend_yaml(case, "twice", "subtopics-twice", twice, "1: field subtopics.1")
     twice = "filter:\n  models: [{model: fake:a}, {model: fake:a}]\n"
-    _extend_yaml(case, "twice", "filter-model-twice", twice, "1: field filter")
+    _extend_yaml(case, "twice", "filter-model-twice", twice, "2: field filter.models.1")
     both = "filter:\n  models: [{model: fake:a}]\n  holdout: [{model: fake:a}]\n"
-    _extend_yaml(case, "twice", "holdout-also-a-filter-model", both, "1: field filter")
+    _extend_yaml(case, "twice", "holdout-also-a-filter-model", both, "3: field filter.holdout.0")
 
     case(
         "s26-twice/python-report-compare-one-run-twice",

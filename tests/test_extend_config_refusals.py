@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from nlibias.errors import SourceError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import load_config
+from nlibias.jobs.extend import extend_config
 
 
 def _refused(tmp_path: Path, text: str) -> str:
@@ -21,3 +22,26 @@ def _refused(tmp_path: Path, text: str) -> str:
 def test_a_negative_seed_is_refused_like_every_other_seed(tmp_path: Path) -> None:
     refused = _refused(tmp_path, "run_dir: x\nseed: -4\n")
     assert refused == "2: field seed: Input should be greater than or equal to 0"
+
+
+def test_a_subtopic_listed_twice_is_refused_at_its_second_place(tmp_path: Path) -> None:
+    refused = _refused(tmp_path, "subtopics:\n  - man_is_to_surgeon\n  - man_is_to_surgeon\n")
+    assert refused == "3: field subtopics.1: 'man_is_to_surgeon' is listed twice; list each once"
+    with pytest.raises(ConfigError, match=r"^subtopics \['a', 'a'\]: 'a' is listed twice") as caught:
+        extend_config(None, subtopics=["a", "a"])
+    assert caught.value.parameter == "subtopics"
+
+
+def test_a_filter_model_twice_or_also_held_out_is_refused_at_the_item(tmp_path: Path) -> None:
+    twice = _refused(tmp_path, "filter:\n  models:\n    - fake:a\n    - fake:a\n")
+    assert (
+        twice
+        == "4: field filter.models.1: filter model 'fake:a' is listed twice (give each a distinct name:)"
+    )
+    held = _refused(tmp_path, "filter:\n  models: [fake:a, fake:b]\n  holdout:\n    - fake:c\n    - fake:b\n")
+    assert held.startswith("5: field filter.holdout.1: 'fake:b' is both a filter model and a held-out model")
+    with pytest.raises(ConfigError, match=r"^classifiers \['fake:a', 'fake:a'\]: filter model 'fake:a' is"):
+        extend_config(None, classifiers=["fake:a", "fake:a"])
+    with pytest.raises(ConfigError, match=r"^holdout \['fake:a'\]: 'fake:a' is both") as caught:
+        extend_config(None, classifiers=["fake:a"], holdout=["fake:a"])
+    assert caught.value.parameter == "holdout"
