@@ -861,7 +861,7 @@ def _roles_cases(case: Callable[..., None]) -> None:
         folder = _model_dir(d, "RobertaForSequenceClassification")
         return _extend_args(d, f"mlm:\n  model: {folder}\n", mlm=False), f"{d / 'config.yaml'}:2"
 
-    case("s26-roles/yaml-extend-mlm-a-classifier", mlm_yaml, known=FILL_A_CLASSIFIER)
+    case("s26-roles/yaml-extend-mlm-a-classifier", mlm_yaml)
 
     def prescreen_judge(d: Path, base: Base) -> tuple[list[str], str]:
         return [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,18 @@ def test_a_filter_model_twice_or_also_held_out_is_refused_at_the_item(tmp_path: 
     with pytest.raises(ConfigError, match=r"^holdout \['fake:a'\]: 'fake:a' is both") as caught:
         extend_config(None, classifiers=["fake:a"], holdout=["fake:a"])
     assert caught.value.parameter == "holdout"
+
+
+def test_an_nli_classifier_folder_as_the_fill_model_is_refused_when_read(tmp_path: Path) -> None:
+    folder = tmp_path / "nli"
+    folder.mkdir()
+    architecture = {"architectures": ["RobertaForSequenceClassification"], "model_type": "roberta"}
+    (folder / "config.json").write_text(json.dumps(architecture), encoding="utf-8")
+    refused = _refused(tmp_path, f"run_dir: x\nmlm:\n  model: {folder}\n")
+    assert refused.startswith(
+        f"3: field mlm.model: '{folder}' is an NLI classifier (a sequence-classification"
+    )
+    assert refused.endswith("a classifier filters as one of filter.models")
+    with pytest.raises(ConfigError, match=r"^fill_model '.*nli' is an NLI classifier") as caught:
+        extend_config(None, fill_model=str(folder))
+    assert caught.value.parameter == "fill_model"
