@@ -57,7 +57,7 @@ def pinned_in_name(target: str) -> bool:
 
 
 def fill_kind_problem(spec: str) -> str | None:
-    """Why no filler reads ``spec``'s kind (``None``: one does).
+    """Why no filler reads ``spec``'s kind, or the classifier its ``config.json`` names (``None``: one does).
 
     >>> fill_kind_problem("prompt:smollm2")
     "unknown fill model kind 'prompt' in 'prompt:smollm2' (a prompted LM is a filter model). Known: causal, gguf, masked, mlm, hf, fake, openai, openai-completions"
