@@ -299,7 +299,7 @@ def _numbers_cases(case: Callable[..., None]) -> None:
         "s26-numbers/cli-export-model-index-name-blank",
         lambda d, base: (["export", "model-index", str(base.run), "--name", " "], "--name"),
     )
-    _extend_yaml(case, "numbers", "seed-negative", "seed: -4\n", 1, known=EXTEND_SEED)
+    _extend_yaml(case, "numbers", "seed-negative", "seed: -4\n", 1)
     _extend_yaml(case, "numbers", "max-tokens-zero", "mlm:\n  max_tokens: 0\n", 2)
 
 
@@ -511,11 +511,11 @@ def _twice_cases(case: Callable[..., None]) -> None:
         known=PREDICTIONS_TWICE,
     )
     twice = "subtopics: [man_is_to_breadwinner, man_is_to_breadwinner]\n"
-    _extend_yaml(case, "twice", "subtopics-twice", twice, 1, known=SUBTOPIC_TWICE)
+    _extend_yaml(case, "twice", "subtopics-twice", twice, "1: field subtopics.1")
     twice = "filter:\n  models: [{model: fake:a}, {model: fake:a}]\n"
-    _extend_yaml(case, "twice", "filter-model-twice", twice, "1: field filter")
+    _extend_yaml(case, "twice", "filter-model-twice", twice, "2: field filter.models.1")
     both = "filter:\n  models: [{model: fake:a}]\n  holdout: [{model: fake:a}]\n"
-    _extend_yaml(case, "twice", "holdout-also-a-filter-model", both, "1: field filter")
+    _extend_yaml(case, "twice", "holdout-also-a-filter-model", both, "3: field filter.holdout.0")
 
     case(
         "s26-twice/python-report-compare-one-run-twice",
@@ -834,7 +834,7 @@ def _roles_cases(case: Callable[..., None]) -> None:
         folder = _model_dir(d, "RobertaForSequenceClassification")
         return _extend_args(d, f"mlm:\n  model: {folder}\n", mlm=False), f"{d / 'config.yaml'}:2"
 
-    case("s26-roles/yaml-extend-mlm-a-classifier", mlm_yaml, known=FILL_A_CLASSIFIER)
+    case("s26-roles/yaml-extend-mlm-a-classifier", mlm_yaml)
 
     def prescreen_judge(d: Path, base: Base) -> tuple[list[str], str]:
         return [

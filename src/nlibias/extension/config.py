@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -26,12 +27,13 @@ from pydantic import (
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config_rules import (
     LOADING,
-    Inapplicable,
     ModelName,
+    Refused,
     RunDir,
     ensemble_refusal,
     fill_loads_weights,
     in_their_words,
+    listed_once,
     not_loaded,
     parse_policy,
     refuse_set,
@@ -45,7 +47,7 @@ from nlibias.models.mlm.model_names import missing_path
 from nlibias.models.registry import classifier_kind_problem
 from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import problems, source_error
+from nlibias.schema.declared import Seed, problems, source_error
 from nlibias.schema.model_ref import ModelRef, split_kind, without_options
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
@@ -189,8 +191,15 @@ class FilterConfig(DeviceConfig):
         keys, models = [m.key for m in self.models], [m.model for m in self.models]
         refusal = ensemble_refusal(keys, in_their_words(parse_policy, value=self.policy), held, models)
         if refusal is not None:
-            raise ValueError(str(refusal))
+            raise Refused(refusal, at=self._culprit(keys, models), models=("filter.models",))
         return self
+
+    def _culprit(self, keys: list[str], models: list[str]) -> tuple[str | int, ...]:
+        """Where an ensemble's refusal points: a filter model listed twice (its second place), a
+        held-out model that also filters; else the whole section."""
+        twice = [index for index, key in enumerate(keys) if key in keys[:index]]
+        held = [i for i, m in enumerate(self.holdout) if {m.key, m.model} & {*keys, *models}]
+        return ("models", twice[0]) if twice else ("holdout", held[0]) if held else ()
 
     @model_validator(mode="after")
     def _check_applies(self) -> FilterConfig:
@@ -198,7 +207,7 @@ class FilterConfig(DeviceConfig):
         for key, specs in (("models", self.models), ("holdout", self.holdout)):
             for index, spec in enumerate(specs):
                 if (refused := spec.refusal(held_out=key == "holdout")) is not None:
-                    raise Inapplicable(refused[1], at=(key, index, refused[0]))
+                    raise Refused(refused[1], at=(key, index, refused[0]))
         if all(ModelRef.unread(spec.model).is_fake for spec in self.models):
             applies_to = f"filter {LOADING} (a Hugging Face model, prompt:MODEL)"
             given = f"none of filter.models does: {', '.join(f'{m.model!r} (a fake)' for m in self.models)}"
@@ -223,7 +232,7 @@ class ExtendConfig(_Strict):
     run_dir: RunDir = "runs/next"
     source: str | None = None
     """BBNLI JSON directory (default: the resolved data dir: NLIBIAS_DATA_DIR, user cache, download)."""
-    subtopics: list[str] = []
+    subtopics: Annotated[list[str], AfterValidator(listed_once)] = []
     """Subtopic ids to extend (default: all)."""
     templates: TemplatesConfig = TemplatesConfig()
     mlm: MLMConfig = MLMConfig()
@@ -231,7 +240,7 @@ class ExtendConfig(_Strict):
     validation: ValidationConfig = ValidationConfig()
     cache: str | None = None
     """Prediction cache file (default: ``$NLIBIAS_CACHE`` or the user cache)."""
-    seed: int = 0
+    seed: Seed = 0
     """Recorded in the card (the pipeline itself draws no random numbers)."""
     pretty_name: str = "BBNLI-next (nlibias run)"
 
@@ -430,7 +439,9 @@ def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> Confi
     given = [key for key, value in overrides.items() if value is not None]
     field = field or ""
     # the override at the field, or under the section whose check failed (named in its reason)
-    under = [key for key in given if key == field or key.startswith(field + ".")]
+    under = [
+        key for key in given if key == field or key.startswith(field + ".") or field.startswith(key + ".")
+    ]
     named = [key for key in under if key.rsplit(".", 1)[-1].rstrip("s") in reason]
     key = next(iter(named or under), None)
     models = [k for k in getattr(exc.errors()[0].get("ctx", {}).get("error"), "models", ()) if k in given]

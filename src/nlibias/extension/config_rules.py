@@ -48,13 +48,22 @@ def in_their_words(check: Callable[..., T], **values: Any) -> T:
         raise ValueError(str(error)) from None
 
 
-class Inapplicable(ValueError):
-    """An option nothing reads: ``at``, its key under the refusing model (for the YAML line);
-    ``models``, the keys of the models that leave it nothing to apply to (for overrides)."""
+class Refused(ValueError):
+    """A refusal of what sits at ``at`` under the refusing field or model (for the YAML line) (an
+    option nothing reads, an item listed twice); ``models``, the keys of the models that make it
+    refused (for overrides)."""
 
-    def __init__(self, error: ConfigError, at: tuple[str | int, ...], models: tuple[str, ...] = ()) -> None:
+    def __init__(self, error: object, at: tuple[str | int, ...], models: tuple[str, ...] = ()) -> None:
         super().__init__(str(error))
         self.at, self.models = at, models
+
+
+def listed_once(items: list[str]) -> list[str]:
+    """``items``, refusing one listed twice at its second place."""
+    for index, item in enumerate(items):
+        if item in items[:index]:
+            raise Refused(f"{item!r} is listed twice; list each once", at=(index,))
+    return items
 
 
 def fill_loads_weights(spec: str) -> bool:
@@ -82,7 +91,7 @@ def refuse_set(
         value = getattr(section, option)
         if value is not None and not (option == "dtype" and str(value).lower() == "auto"):
             refusal = option_applies_to_nothing(option, text[0], value=value, given=text[1])
-            raise Inapplicable(refusal, (*at, option), models)
+            raise Refused(refusal, (*at, option), models)
 
 
 PolicyKind = Literal["any", "all", "at_least"]

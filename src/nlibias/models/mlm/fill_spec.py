@@ -53,7 +53,7 @@ def pinned_in_name(target: str) -> bool:
 
 
 def fill_kind_problem(spec: str) -> str | None:
-    """Why no filler reads ``spec``'s kind (``None``: one does).
+    """Why no filler reads ``spec``'s kind, or the classifier its ``config.json`` names (``None``: one does).
 
     >>> fill_kind_problem("prompt:smollm2")
     "unknown fill model kind 'prompt' in 'prompt:smollm2' (a prompted LM is a filter model). Known: causal, gguf, masked, mlm, hf, fake, openai, openai-completions"
@@ -61,10 +61,16 @@ def fill_kind_problem(spec: str) -> str | None:
     (True, True)
     """
     kind, _ = split_kind(spec)
-    if not kind or kind in FILL_KINDS:
-        return None
-    note = " (a prompted LM is a filter model)" if kind == "prompt" else ""
-    return f"unknown fill model kind {kind!r} in {spec!r}{note}. Known: {', '.join(FILL_KINDS)}"
+    if kind and kind not in FILL_KINDS:
+        note = " (a prompted LM is a filter model)" if kind == "prompt" else ""
+        return f"unknown fill model kind {kind!r} in {spec!r}{note}. Known: {', '.join(FILL_KINDS)}"
+    if ModelRef.unread(spec).role == "classifier":  # its config.json's architecture
+        return (
+            f"{spec!r} is an NLI classifier (a sequence-classification architecture in its config.json), "
+            "not a fill model: name a masked LM (e.g. bert-base-cased) or a causal LM (causal:NAME); "
+            "a classifier filters as one of filter.models"
+        )
+    return None
 
 
 def _read_config(name: str) -> dict[str, Any] | None:

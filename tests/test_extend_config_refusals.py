@@ -1,0 +1,63 @@
+"""An extend configuration's values refused at the YAML line of the item at fault, with the reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nlibias.errors import ConfigError, SourceError
+from nlibias.extension.config import load_config
+from nlibias.jobs.extend import extend_config
+
+
+def _refused(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError) as refused:
+        load_config(path)
+    return str(refused.value).removeprefix(f"{path}:")
+
+
+def test_a_negative_seed_is_refused_like_every_other_seed(tmp_path: Path) -> None:
+    refused = _refused(tmp_path, "run_dir: x\nseed: -4\n")
+    assert refused == "2: field seed: Input should be greater than or equal to 0"
+
+
+def test_a_subtopic_listed_twice_is_refused_at_its_second_place(tmp_path: Path) -> None:
+    refused = _refused(tmp_path, "subtopics:\n  - man_is_to_surgeon\n  - man_is_to_surgeon\n")
+    assert refused == "3: field subtopics.1: 'man_is_to_surgeon' is listed twice; list each once"
+    with pytest.raises(ConfigError, match=r"^subtopics \['a', 'a'\]: 'a' is listed twice") as caught:
+        extend_config(None, subtopics=["a", "a"])
+    assert caught.value.parameter == "subtopics"
+
+
+def test_a_filter_model_twice_or_also_held_out_is_refused_at_the_item(tmp_path: Path) -> None:
+    twice = _refused(tmp_path, "filter:\n  models:\n    - fake:a\n    - fake:a\n")
+    assert (
+        twice
+        == "4: field filter.models.1: filter model 'fake:a' is listed twice (give each a distinct name:)"
+    )
+    held = _refused(tmp_path, "filter:\n  models: [fake:a, fake:b]\n  holdout:\n    - fake:c\n    - fake:b\n")
+    assert held.startswith("5: field filter.holdout.1: 'fake:b' is both a filter model and a held-out model")
+    with pytest.raises(ConfigError, match=r"^classifiers \['fake:a', 'fake:a'\]: filter model 'fake:a' is"):
+        extend_config(None, classifiers=["fake:a", "fake:a"])
+    with pytest.raises(ConfigError, match=r"^holdout \['fake:a'\]: 'fake:a' is both") as caught:
+        extend_config(None, classifiers=["fake:a"], holdout=["fake:a"])
+    assert caught.value.parameter == "holdout"
+
+
+def test_an_nli_classifier_folder_as_the_fill_model_is_refused_when_read(tmp_path: Path) -> None:
+    folder = tmp_path / "nli"
+    folder.mkdir()
+    architecture = {"architectures": ["RobertaForSequenceClassification"], "model_type": "roberta"}
+    (folder / "config.json").write_text(json.dumps(architecture), encoding="utf-8")
+    refused = _refused(tmp_path, f"run_dir: x\nmlm:\n  model: {folder}\n")
+    assert refused.startswith(
+        f"3: field mlm.model: '{folder}' is an NLI classifier (a sequence-classification"
+    )
+    assert refused.endswith("a classifier filters as one of filter.models")
+    with pytest.raises(ConfigError, match=r"^fill_model '.*nli' is an NLI classifier") as caught:
+        extend_config(None, fill_model=str(folder))
+    assert caught.value.parameter == "fill_model"
