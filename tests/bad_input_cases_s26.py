@@ -49,11 +49,6 @@ FEW_RESAMPLES = (
     "hold its own estimate) where no 95% interval can be read"
 )
 PREDICTIONS_TWICE = "the same predictions file given twice is scored once, without a word"
-EXTEND_SEED = (
-    "seed: -4 is accepted and recorded in the run's card, although every other seed must be 0 or more "
-    "and the pipeline draws no random numbers (the seed applies to nothing)"
-)
-SUBTOPIC_TWICE = "a subtopic listed twice in the extend configuration is read once, without a word"
 JUDGEMENT_HEADER = "hypothesis_id,annotator,judgement,stereotype\n"
 CACHE_IS_INPUT = (
     "a cache that is the samples file is refused as 'the prediction cache is damaged (move the file aside "
@@ -82,10 +77,6 @@ OTHER_TEXTS = (
 DEVICES_ON_FAKE = (
     "--devices with only a fake classifier (which loads on no device; --dtype is refused there) is "
     "accepted, and so is one device named twice"
-)
-FILL_A_CLASSIFIER = (
-    "an NLI classifier folder (RobertaForSequenceClassification) as mlm.model is accepted when the "
-    "configuration is read; only the fill stage would find it"
 )
 MASKED_LM_AS_CLASSIFIER = (
     "a masked LM folder (BertForMaskedLM) given as --model is loaded, then refused as a '2-way entailment "
