@@ -214,6 +214,16 @@ def test_an_audit_asks_each_model_in_its_role(samples: Path) -> None:
     assert caught.value.parameter == "generative"
 
 
+def test_a_masked_lm_is_asked_in_no_other_role(samples: Path, tmp_path: Path) -> None:
+    masked = tmp_path / "masked-lm"
+    masked.mkdir()
+    (masked / "config.json").write_text(json.dumps({"architectures": ["BertForMaskedLM"]}))
+    for field in ("models", "generative"):
+        with pytest.raises(ConfigError) as caught:
+            nlibias.audit(samples, cache=False, progress=False, **{field: [str(masked)]})  # type: ignore[arg-type]
+        assert caught.value.parameter == field and "is a masked LM (name it in mlm)" in str(caught.value)
+
+
 # -- declared where the checks were written by hand ------------------------------------------------
 
 

@@ -92,13 +92,11 @@ class ModelSet:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
                     check_model_path(str(ref), parameter=field)
-        roles: tuple[tuple[str, Role, str], ...] = (
-            ("models", "classifier", "generative"),
-            ("generative", "generative", "models"),
-        )
-        for field, role, other in roles:
+        field_of: dict[Role, str] = {"classifier": "models", "generative": "generative", "masked": "mlm"}
+        for field, role in (("models", "classifier"), ("generative", "generative")):
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
+                    other = field_of[ref.role or role]  # where the model it names belongs
                     ref.check_role(role, parameter=field, fix=f"name it in {{{other}}}", names=(other,))
         prompts = tuple(resolve_prompt_styles(asked)) if named["generative"] else ()
         return cls(**named, prompts=prompts, prompts_named=bool(asked))

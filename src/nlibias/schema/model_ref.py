@@ -28,9 +28,9 @@ CAUSAL_LM_KINDS = ("hf", "causal")
 """Kinds that name a causal LM for a Hugging Face loader (``causal:./m``)."""
 
 
-Role = Literal["classifier", "generative"]
-"""What a model is asked as: an NLI classifier or a generative LM."""
-_ROLE_WORDS = {"classifier": "an NLI classifier", "generative": "a generative LM"}
+Role = Literal["classifier", "generative", "masked"]
+"""What a model is asked as: an NLI classifier, a generative LM or a masked LM (fills, TP scores)."""
+_ROLE_WORDS = {"classifier": "an NLI classifier", "generative": "a generative LM", "masked": "a masked LM"}
 _ROLE_KINDS: dict[str, Role] = {
     "prompt": "classifier", "causal": "generative", "gguf": "generative",
     **dict.fromkeys(SERVER_KINDS, "generative"),
@@ -42,6 +42,7 @@ _ARCHITECTURE_ROLES: dict[str, Role] = {
     "ForSequenceClassification": "classifier",
     "ForCausalLM": "generative",
     "LMHeadModel": "generative",
+    "ForMaskedLM": "masked",
 }
 """The ending of a Hugging Face ``config.json`` architecture → the role it is made for."""
 
