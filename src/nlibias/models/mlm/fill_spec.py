@@ -67,7 +67,7 @@ def fill_kind_problem(spec: str) -> str | None:
     if ModelRef.unread(spec).role == "classifier":  # its config.json's architecture
         return (
             f"{spec!r} is an NLI classifier (a sequence-classification architecture in its config.json), "
-            "not a fill model: name a masked LM (e.g. bert-base-cased) or a causal LM (causal:NAME); "
+            "not a masked LM or a causal LM to fill with: name a masked LM (e.g. bert-base-cased) or a causal LM (causal:NAME); "
             "a classifier filters as one of filter.models"
         )
     return None
