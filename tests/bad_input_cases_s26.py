@@ -74,10 +74,6 @@ OTHER_TEXTS = (
     "an nlibias run's predictions.jsonl scored against samples whose texts differ (same ids; the run's "
     "manifest records the audited samples' SHA-256) is scored without a word"
 )
-DEVICES_ON_FAKE = (
-    "--devices with only a fake classifier (which loads on no device; --dtype is refused there) is "
-    "accepted, and so is one device named twice"
-)
 
 
 def _extend_args(d: Path, text: str, *, mlm: bool = True) -> list[str]:
@@ -523,16 +519,8 @@ def _twice_cases(case: Callable[..., None]) -> None:
 
     case("s26-twice/cli-validate-import-one-annotator-spelt-with-a-zero-width-space", annotator_zero_width)
 
-    case(
-        "s26-twice/cli-audit-devices-one-device-twice",
-        lambda d, base: ([*audit_args(base.samples, d), "--devices", "cpu,cpu"], "--devices"),
-        known=DEVICES_ON_FAKE,
-    )
-    case(
-        "s26-nothing/cli-audit-devices-with-a-fake-model",
-        lambda d, base: ([*audit_args(base.samples, d), "--devices", "cpu"], "--devices"),
-        known=DEVICES_ON_FAKE,
-    )
+    # `--devices cpu,cpu` (two CPU workers) and `--devices` on a fake (a sharded dry run) are
+    # documented uses (docs/scaling.md), not bad inputs
 
     def explain_twice(d: Path, base: Base) -> tuple[list[str], str]:
         run, _ = _generated_run(d, base)
