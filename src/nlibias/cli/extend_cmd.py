@@ -93,6 +93,8 @@ def _show_stage(report: StageReport, *, as_json: bool) -> None:
     """A finished stage: its line on stderr, and a warning when judgements are missing."""
     if not as_json:
         typer.echo(_stage_line(report), err=True)
+    if report.status == "ran" and report.message:
+        warn(f"{report.name} ran again: {report.message}")
     if report.name != "validate":
         return
     queued = report.counts.get("queued_hypotheses")

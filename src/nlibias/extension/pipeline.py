@@ -30,6 +30,7 @@ from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.stages import (
     DONE,
+    RUN,
     Stage,
     changes,
     finish_stage,
@@ -113,6 +114,7 @@ class StageReport:
     """Duration of the run that produced the outputs (a skipped stage's: the earlier run's)."""
     counts: Mapping[str, Any] = field(default_factory=dict)
     message: str = ""
+    """Why the stage waits, or why it ran again (``recomputed: ...`` outputs damaged since)."""
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,7 @@ class Pipeline:
                         stage, "skipped", float(marker.get("seconds", 0.0)), marker.get("counts", {})
                     )
                 else:
-                    report = self._run_stage(stage)
+                    report = self._run_stage(stage, self._damaged(stage) if not from_stage else [])
                 reports.append(report)
                 if self.on_stage is not None:
                     self.on_stage(report)
@@ -291,7 +293,12 @@ class Pipeline:
                 self._cache = None
         return PipelineResult(self.run_dir, status, reports, message)
 
-    def _run_stage(self, stage: str) -> StageReport:
+    def _damaged(self, stage: str) -> list[str]:
+        """The recorded outputs of ``stage`` that no longer check out (it runs again for them)."""
+        status, problems = stage_status(self.run_dir, self.stage(stage))
+        return problems if status == RUN else []
+
+    def _run_stage(self, stage: str, damaged: Sequence[str] = ()) -> StageReport:
         self._invalidate_after(stage)
         began = time.perf_counter()
         handler: Callable[[Pipeline], dict[str, Any] | str] = getattr(stages, f"run_{stage}")
@@ -302,7 +309,8 @@ class Pipeline:
         # settings again: a hub model downloaded by the stage now resolves to its commit
         self._settings_memo.pop(stage, None)
         finish_stage(self.run_dir, self.stage(stage), OUTPUTS[stage], counts=outcome, seconds=seconds)
-        return StageReport(stage, "ran", seconds, outcome)
+        redone = f"recomputed: {'; '.join(damaged)}" if damaged else ""
+        return StageReport(stage, "ran", seconds, outcome, redone)
 
     def _write_run_json(self, reports: Sequence[StageReport], status: str, started: str) -> None:
         write_json(
