@@ -180,6 +180,12 @@ def test_a_cache_that_is_an_input_or_an_output_is_refused_before_anything_runs(
     with pytest.raises(ConfigError, match=r"predictions.jsonl is a file the command reads \(parameter run\)"):
         run_explain(tmp_path / "run", "fake:j", cache=predictions, progress=False)
     assert predictions.read_text(encoding="utf-8") == "{}\n"
+    with pytest.raises(
+        ConfigError, match=r"explanations.jsonl is a file the command reads \(parameter run\)"
+    ):
+        run_explain(
+            tmp_path / "run", "fake:j", cache=tmp_path / "run" / "explanations" / "explanations.jsonl"
+        )
 
 
 def test_truncated_pairs_are_counted(tiny_nli_dir: Path) -> None:
