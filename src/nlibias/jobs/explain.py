@@ -95,10 +95,7 @@ def run_explain(
     Cohen's kappa with each judge); ``model_options`` go to the judges as to an audit's models."""
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else threshold
     run_dir = Path(run_dir)
-    run_read = [
-        *run_files(run_dir),
-        *(run_dir / name for name in OUTPUTS),
-    ]  # its outputs are read when reused
+    run_read = [*run_files(run_dir), *(run_dir / name for name in OUTPUTS)]  # outputs: read when reused
     refuse_overwrites({"cache": cache_file(cache)}, {"run": run_read, "samples": samples})
     own = list(inspect.signature(run_explain).parameters)[:-1]  # named in a "did you mean", never split off
     options = ModelOptions.split(model_options, caller="explain", also=own)[1]  # before any file is read
