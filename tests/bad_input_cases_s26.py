@@ -382,7 +382,7 @@ def _outputs_cases(case: Callable[..., None]) -> None:
 
     def py_cache_replaced(d: Path, base: Base) -> tuple[Callable[[], object], str]:
         cache = d / "o" / "metrics.json"
-        with PredictionCache(cache) as opened:  # (an audit with --out o now refuses this cache)
+        with PredictionCache(cache) as opened:  # replaced while open (audit --out o --cache o/... is refused)
             opened.put_many([("k", [0.2, 0.3, 0.5])])
             nlibias.audit(base.samples, ["fake:m"], cache=False, out_dir=d / "o", bootstrap=0, progress=False)
         return lambda: nlibias.audit(
