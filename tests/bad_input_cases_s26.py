@@ -23,6 +23,7 @@ from bad_input_cases_explain import _generated_run
 from bad_input_cases_routes import _TABLES, _install, _plugin_registry
 from bad_input_cases_validate_explanations import explained_run
 from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, score_args
+from nlibias.runtime.cache import PredictionCache
 
 Build = Callable[[Path, Base], tuple[Any, str]]
 
@@ -50,22 +51,6 @@ FEW_RESAMPLES = (
 )
 PREDICTIONS_TWICE = "the same predictions file given twice is scored once, without a word"
 JUDGEMENT_HEADER = "hypothesis_id,annotator,judgement,stereotype\n"
-CACHE_IS_INPUT = (
-    "a cache that is the samples file is refused as 'the prediction cache is damaged (move the file aside "
-    "(it is rebuilt))': the advice would move the samples away, and the flag is called 'parameter cache'"
-)
-CACHE_IS_OUTPUT = (
-    "--cache naming the run's own metrics.json is accepted: the cache is written, then replaced by "
-    "metrics.json, so every cached prediction is lost (and the next run calls the cache damaged)"
-)
-CACHE_REOPENED = (
-    "a cache path this process opened before, now another run's metrics.json, is not refused as damaged "
-    "(a fresh process refuses it): the audit exits 0 and that metrics.json becomes an SQLite database"
-)
-DERIVE_OVER_SOURCE = (
-    "masks derive --out naming one of the --source files it reads is accepted: the BBNLI subtopic file is "
-    "replaced by the derived templates"
-)
 OTHER_TEXTS = (
     "an nlibias run's predictions.jsonl scored against samples whose texts differ (same ids; the run's "
     "manifest records the audited samples' SHA-256) is scored without a word"
@@ -352,11 +337,13 @@ def _outputs_cases(case: Callable[..., None]) -> None:
             samples, ["fake:m"], cache=samples / "samples.jsonl", progress=False
         ), "cache"
 
-    case("s26-outputs/cli-audit-cache-is-the-samples-file", cache_is_samples, known=CACHE_IS_INPUT)
+    case("s26-outputs/cli-audit-cache-is-the-samples-file", cache_is_samples)
 
     def py_cache_replaced(d: Path, base: Base) -> tuple[Callable[[], object], str]:
         cache = d / "o" / "metrics.json"
-        nlibias.audit(base.samples, ["fake:m"], cache=cache, out_dir=d / "o", bootstrap=0, progress=False)
+        with PredictionCache(cache) as opened:  # replaced while open (audit --out o --cache o/... is refused)
+            opened.put_many([("k", [0.2, 0.3, 0.5])])
+            nlibias.audit(base.samples, ["fake:m"], cache=False, out_dir=d / "o", bootstrap=0, progress=False)
         return lambda: nlibias.audit(
             base.samples, ["fake:m"], cache=cache, out_dir=d / "p", bootstrap=0, progress=False
         ), str(cache)
@@ -394,15 +381,11 @@ def _outputs_cases(case: Callable[..., None]) -> None:
     case("s26-outputs/cli-finetune-out-is-the-base-model", finetune_into_model)
     case("s26-outputs/cli-augment-out-a-link-to-the-training-folder", augment_out_link)
     case("s26-outputs/cli-gate-junit-a-folder", gate_junit_folder)
-    case(
-        "s26-outputs/cli-explain-cache-is-the-run-s-predictions",
-        explain_cache_predictions,
-        known=CACHE_IS_INPUT,
-    )
-    case("s26-outputs/cli-masks-derive-out-a-source-file", masks_derive_source, known=DERIVE_OVER_SOURCE)
-    case("s26-outputs/cli-audit-cache-is-its-own-metrics", cache_is_own_metrics, known=CACHE_IS_OUTPUT)
+    case("s26-outputs/cli-explain-cache-is-the-run-s-predictions", explain_cache_predictions)
+    case("s26-outputs/cli-masks-derive-out-a-source-file", masks_derive_source)
+    case("s26-outputs/cli-audit-cache-is-its-own-metrics", cache_is_own_metrics)
     case("s26-outputs/python-audit-cache-is-the-samples-file", py_cache_is_samples)
-    case("s26-outputs/python-audit-cache-now-another-run-s-metrics", py_cache_replaced, known=CACHE_REOPENED)
+    case("s26-outputs/python-audit-cache-now-another-run-s-metrics", py_cache_replaced)
     case("s26-outputs/python-report-out-is-the-run-s-metrics", py_report)
     case("s26-outputs/python-validation-export-out-is-the-queue", py_validation_export)
 

@@ -496,6 +496,36 @@ def test_masks_cli_lists_derives_and_validates(tmp_path: Path) -> None:
     assert failed.exit_code == 2 and f"{out}:1:" in failed.output  # the file and line, no traceback
 
 
+def test_masks_derive_and_extend_refuse_an_output_over_an_input_or_the_cache(tmp_path: Path) -> None:
+    from nlibias.cli.extend_cmd import _source_dir
+    from nlibias.cli.main import app
+
+    source = tmp_path / "bbnli"
+    shutil.copytree(_source_dir(None), source)
+    target = next(source.rglob("*.json"))
+    before = target.read_bytes()
+    refused = CliRunner().invoke(app, ["masks", "derive", "--source", str(source), "--out", str(target)])
+    assert refused.exit_code == 2 and "a file the command reads (option --source)" in refused.output
+    assert f"--out {target}" in refused.output and target.read_bytes() == before
+    cache = tmp_path / "run" / "masks" / "templates.jsonl"  # the masks stage's output
+    args = [
+        "extend",
+        "--out",
+        str(tmp_path / "run"),
+        "--cache",
+        str(cache),
+        "--mlm",
+        "fake",
+        "--until",
+        "masks",
+    ]
+    in_out = CliRunner().invoke(app, [*args, "--subtopic", SMALL[0]])
+    assert in_out.exit_code == 2 and f"--cache {cache} is a file the command writes twice (option --out)" in (
+        " ".join(in_out.output.split())
+    )
+    assert not (tmp_path / "run").exists()
+
+
 def _small_extend_args(tmp_path: Path) -> list[str]:
     """``nlibias extend`` over one small subtopic with fake models (stops at the queue)."""
     args = ["extend", "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"), "--mlm", "fake"]

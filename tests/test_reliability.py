@@ -138,6 +138,56 @@ def test_a_damaged_cache_file_is_named_with_the_fix(tmp_path: Path, damage: byte
     )
 
 
+def test_a_file_that_is_no_sqlite_database_is_not_called_a_damaged_cache(tmp_path: Path) -> None:
+    path = tmp_path / "samples.jsonl"
+    path.write_text('{"id": "a"}\n', encoding="utf-8")
+    with pytest.raises(DamagedFileError) as caught:
+        PredictionCache(path)
+    flags = caught.value.render(lambda name: f"--{name}", lambda name: f"option --{name}")
+    assert flags.startswith(f"{path}: the file is not a prediction cache (not an SQLite database)")
+    assert "(name a prediction cache or a new file in --cache, or, if it was" in flags
+    assert path.read_text(encoding="utf-8") == '{"id": "a"}\n' and not Path(f"{path}-wal").exists()
+    cut = tmp_path / "c.sqlite"
+    with PredictionCache(cut) as cache:
+        cache.put_many([("k", [0.2, 0.3, 0.5])])
+    cut.write_bytes(cut.read_bytes()[:200])
+    with pytest.raises(DamagedFileError) as damaged:
+        PredictionCache(cut).get_many(["k"])
+    flags = damaged.value.render(lambda name: f"--{name}", lambda name: f"option --{name}")
+    assert "or use another cache file (option --cache, or NLIBIAS_CACHE)" in flags
+
+
+def test_a_cache_that_is_an_input_or_an_output_is_refused_before_anything_runs(
+    bbnli_samples: Path, tmp_path: Path
+) -> None:
+    from nlibias.errors import ConfigError
+    from nlibias.jobs.explain import run_explain
+
+    samples, out = bbnli_samples / "samples.jsonl", tmp_path / "o"
+    before = samples.read_bytes()
+    args = ["audit", "--samples", str(bbnli_samples), "--model", "fake:x", "--out", str(out), "--quiet"]
+    read = CliRunner().invoke(app, [*args, "--cache", str(samples)])
+    assert read.exit_code == 2
+    assert f"--cache {samples} is a file the command reads (option --samples)" in " ".join(
+        read.output.split()
+    )
+    written = CliRunner().invoke(app, [*args, "--cache", str(out / "metrics.json")])
+    assert written.exit_code == 2 and "a file the command writes twice (option --out)" in written.output
+    assert samples.read_bytes() == before and not out.exists()
+    (tmp_path / "run").mkdir()
+    predictions = tmp_path / "run" / "predictions.jsonl"
+    predictions.write_text("{}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"predictions.jsonl is a file the command reads \(parameter run\)"):
+        run_explain(tmp_path / "run", "fake:j", cache=predictions, progress=False)
+    assert predictions.read_text(encoding="utf-8") == "{}\n"
+    with pytest.raises(
+        ConfigError, match=r"explanations.jsonl is a file the command reads \(parameter run\)"
+    ):
+        run_explain(
+            tmp_path / "run", "fake:j", cache=tmp_path / "run" / "explanations" / "explanations.jsonl"
+        )
+
+
 def test_truncated_pairs_are_counted(tiny_nli_dir: Path) -> None:
     from nlibias.models.nli.hf import HFNLIClassifier
     from nlibias.runtime.classifier import predict_pairs

@@ -192,12 +192,18 @@ def extend_command(
 # nlibias masks ...
 
 
-def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISubtopic], list[BBNLISubtopic]]:
-    from nlibias.benchmarks.bbnli import load_bbnli_dir
+def _source_dir(source: Path | None) -> Path:
+    """The BBNLI JSON directory ``--source`` names (default: the resolved data dir)."""
     from nlibias.benchmarks.bbnli_source import BBNLI_DATA
     from nlibias.benchmarks.data_locations import resolve_data
 
-    everything = load_bbnli_dir(resolve_data(BBNLI_DATA, source))
+    return resolve_data(BBNLI_DATA, source)
+
+
+def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISubtopic], list[BBNLISubtopic]]:
+    from nlibias.benchmarks.bbnli import load_bbnli_dir
+
+    everything = load_bbnli_dir(_source_dir(source))
     by_id = {s.subtopic.lower(): s for s in everything}
     unknown = [n for n in names if n.lower() not in by_id]
     if unknown:
@@ -289,7 +295,7 @@ def masks_derive(
     from nlibias.extension.masked_templates import derive_masked_templates, load_stopwords
     from nlibias.io.overwrites import refuse_overwrites  # it reads manifests: numpy
 
-    refuse_overwrites({"out": out}, {"stopwords": stopwords})
+    refuse_overwrites({"out": out}, {"stopwords": stopwords, "source": _source_dir(source) if out else None})
     _, chosen = _subtopics(source, subtopic)
     words = load_stopwords(stopwords)
     derived = [t for s in chosen for t in derive_masked_templates(s, stopwords=words)]

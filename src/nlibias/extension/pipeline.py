@@ -28,6 +28,7 @@ from nlibias.extension.stages import Factories, judgements_input, stage_settings
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
+from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.stages import (
     DONE,
     RUN,
@@ -262,6 +263,8 @@ class Pipeline:
         if not force:
             self._refuse_other_settings(first_forced)
         finished = self._finished_before(from_stage, until) if from_stage else {}
+        written = [self.run_dir / rel for rels in OUTPUTS.values() for rel in rels]
+        refuse_overwrites({"out_dir": written, "cache": self.config.cache}, {})
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
         reports: list[StageReport] = []

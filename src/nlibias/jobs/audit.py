@@ -96,7 +96,7 @@ def run_audit(
             )
     models = ModelSet.of(models)
     prepare_progress(run.progress)
-    refuse_run_overwrites(out_dir, samples=samples)
+    refuse_run_overwrites(out_dir, run.cache, samples=samples)
     if run.limit is not None and out_dir is not None:  # the subset is written as the run's samples
         subset_files = [Path(out_dir) / name for name in (SAMPLES_JSONL, SAMPLES_PARQUET)]
         given = Path(samples) if isinstance(samples, str | PathLike) else None

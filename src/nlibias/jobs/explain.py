@@ -25,11 +25,12 @@ from nlibias.explanations.run_files import (
 )
 from nlibias.explanations.split import splitter_identity
 from nlibias.io.fingerprint import sha256_file
+from nlibias.io.overwrites import refuse_overwrites, run_files
 from nlibias.io.stages import DONE, REDO, Stage, begin_stage, finish_stage, stage_status
 from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD, LABELS
 from nlibias.runtime.build import build_predictors, check_label_map_applies, close_predictors
 from nlibias.runtime.model_set import ModelSet
-from nlibias.runtime.options import CacheOption, ModelOptions, open_cache
+from nlibias.runtime.options import CacheOption, ModelOptions, cache_file, open_cache
 from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, Share, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
@@ -94,6 +95,8 @@ def run_explain(
     Cohen's kappa with each judge); ``model_options`` go to the judges as to an audit's models."""
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else threshold
     run_dir = Path(run_dir)
+    run_read = [*run_files(run_dir), *(run_dir / name for name in OUTPUTS)]  # outputs: read when reused
+    refuse_overwrites({"cache": cache_file(cache)}, {"run": run_read, "samples": samples})
     own = list(inspect.signature(run_explain).parameters)[:-1]  # named in a "did you mean", never split off
     options = ModelOptions.split(model_options, caller="explain", also=own)[1]  # before any file is read
     lm_ref = ModelRef.unread(lm_judge) if isinstance(lm_judge, str) else lm_judge  # an empty name refused

@@ -30,6 +30,7 @@ from nlibias.report.tables import format_all_tables
 from nlibias.report.verdict_block import verdict_block, verdict_table_html
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
+from nlibias.runtime.options import CacheOption, cache_file
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import METRICS_FILE
@@ -41,13 +42,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
-    """Refuse an ``out_dir`` whose files are one of the files the run reads (``inputs``, by
-    parameter); rescoring a run in place is no clash (its predictions are read first)."""
-    if out_dir is None:
-        return
-    written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)]
-    in_place = file_identity(Path(out_dir) / PREDICTIONS_JSONL)
+def refuse_run_overwrites(out_dir: str | Path | None, cache: CacheOption = None, **inputs: object) -> None:
+    """Refuse an ``out_dir`` whose files, or a ``cache`` that, are one of the files the run reads
+    (``inputs``, by parameter) or writes; rescoring a run in place is no clash (its predictions are
+    read first)."""
+    written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)] if out_dir is not None else []
+    in_place = file_identity(Path(out_dir) / PREDICTIONS_JSONL) if out_dir is not None else None
     files: dict[str, list[Path]] = {}
     for name, given in inputs.items():
         items = given if isinstance(given, list | tuple) else [given]
@@ -58,7 +58,7 @@ def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
         # a folder of predictions is the run directory that wrote them: its predictions file
         found = [path / PREDICTIONS_JSONL if path.is_dir() else path for path in paths]
         files[name] = [path for path in found if file_identity(path) != in_place]
-    refuse_overwrites({"out_dir": written}, files)
+    refuse_overwrites({"out_dir": written, "cache": cache_file(cache)}, files)
 
 
 class Tables(str):

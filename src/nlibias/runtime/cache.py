@@ -13,6 +13,7 @@ from typing import Any
 
 from platformdirs import user_cache_dir
 
+from nlibias.errors import DamagedFileError
 from nlibias.runtime.sqlite_wal import database_fault, enable_wal
 from nlibias.textio.env_paths import env_path
 
@@ -57,6 +58,7 @@ class PredictionCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.unkeyed = 0  # values without a checksum of their key (also counted as rejected)
+        _refuse_other_file(self.path)
         with self._guard():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(self.path), timeout=60)
@@ -79,7 +81,8 @@ class PredictionCache:
                 self.path,
                 exc,
                 "the prediction cache",
-                elsewhere="use another cache file (parameter cache, or NLIBIAS_CACHE)",
+                elsewhere="use another cache file ({parameter cache}, or NLIBIAS_CACHE)",
+                parameter="cache",
             ) from exc
 
     def register_identity(self, fingerprint: str, identity: Mapping[str, Any]) -> None:
@@ -137,6 +140,23 @@ class PredictionCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _refuse_other_file(path: Path) -> None:
+    """Refuse, before SQLite writes into it, a file that is not an SQLite database (an empty one is new)."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(16)
+    except OSError:  # absent (created) or unusable (SQLite's error says why)
+        return
+    if head and head != b"SQLite format 3\x00":
+        raise DamagedFileError(
+            path,
+            "the file is not a prediction cache (not an SQLite database)",
+            fix="name a prediction cache or a new file in {cache}, or, if it was a prediction cache, move "
+            "the file aside (it is rebuilt); nothing in your run directory was changed",
+            parameter="cache",
+        )
 
 
 class UnkeyedValue(ValueError):

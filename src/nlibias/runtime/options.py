@@ -188,6 +188,13 @@ def check_bootstrap(bootstrap: Resamples, seed: Seed = 0) -> None:
     """
 
 
+def cache_file(cache: CacheOption) -> Path | None:
+    """The file a ``cache`` setting names (None: the user cache, or no cache), for the overwrite guard."""
+    if isinstance(cache, PredictionCache):
+        return cache.path
+    return Path(cache) if isinstance(cache, str | Path) else None
+
+
 def open_cache(cache: CacheOption, stack: ExitStack) -> PredictionCache | None:
     """The prediction cache ``cache`` names, opened in ``stack`` (an object is used as it is).
 

@@ -27,7 +27,13 @@ def enable_wal(db: sqlite3.Connection, *, timeout_s: float = 30.0) -> None:
 
 
 def database_fault(
-    path: str | Path, error: sqlite3.Error, what: str, *, elsewhere: str, damaged_fix: str | None = None
+    path: str | Path,
+    error: sqlite3.Error,
+    what: str,
+    *,
+    elsewhere: str,
+    damaged_fix: str | None = None,
+    parameter: str | None = None,
 ) -> NlibiasError:
     """The nlibias error for an SQLite error on ``path``: damaged or unwritable.
 
@@ -43,10 +49,12 @@ def database_fault(
             f"cannot use {what} ({message})",
             fix=f"make the file and its folder writable, free space, or {elsewhere}; nothing in your run "
             "directory was changed",
+            parameter=parameter,
         )
     return DamagedFileError(
         path,
         f"{what} is damaged ({message})",
         fix=damaged_fix
         or f"move the file aside (it is rebuilt) or {elsewhere}; nothing in your run directory was changed",
+        parameter=parameter,
     )
