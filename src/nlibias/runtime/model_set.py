@@ -93,7 +93,8 @@ class ModelSet:
                 if isinstance(ref, ModelRef):
                     check_model_path(str(ref), parameter=field)
         field_of: dict[Role, str] = {"classifier": "models", "generative": "generative", "masked": "mlm"}
-        for field, role in (("models", "classifier"), ("generative", "generative")):
+        asked_as: tuple[tuple[str, Role], ...] = (("models", "classifier"), ("generative", "generative"))
+        for field, role in asked_as:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
                     other = field_of[ref.role or role]  # where the model it names belongs
