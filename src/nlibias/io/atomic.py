@@ -141,16 +141,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     >>> target.read_text()
     'done'
     """
-    path = write_target(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = temporary_file(path)
-    os.close(fd)
-    try:
-        yield tmp
-        _replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with PendingFile(path) as pending:
+        pending.handle.close()
+        yield pending.temporary_path
+        pending.commit()
 
 
 @contextmanager

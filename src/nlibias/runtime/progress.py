@@ -69,19 +69,17 @@ def restore_library_bars() -> None:
     _switch_loaded_libraries(on=True)
 
 
+_LIBRARY_SWITCHES = {  # a loaded library: the module of its bar switches, the switch on, off
+    "datasets": ("datasets.utils.logging", "enable_progress_bar", "disable_progress_bar"),
+    "huggingface_hub": ("huggingface_hub.utils", "enable_progress_bars", "disable_progress_bars"),
+    "transformers": ("transformers.utils.logging", "enable_progress_bar", "disable_progress_bar"),
+}
+
+
 def _switch_loaded_libraries(*, on: bool) -> None:
-    if "datasets" in sys.modules:
-        from datasets.utils import logging as datasets_logging
-
-        (datasets_logging.enable_progress_bar if on else datasets_logging.disable_progress_bar)()
-    if "huggingface_hub" in sys.modules:
-        from huggingface_hub import utils as hub_utils
-
-        (hub_utils.enable_progress_bars if on else hub_utils.disable_progress_bars)()
-    if "transformers" in sys.modules:
-        from transformers.utils import logging as transformers_logging
-
-        (transformers_logging.enable_progress_bar if on else transformers_logging.disable_progress_bar)()
+    for library, (module, enable, disable) in _LIBRARY_SWITCHES.items():
+        if library in sys.modules:
+            getattr(importlib.import_module(module), enable if on else disable)()
 
 
 def prepare_progress(progress: bool) -> bool:
