@@ -3,7 +3,8 @@
 ``nlibias.audit`` reads a samples file of two samples (a premise with a non-ASCII character, so
 the text door has work) with a fake model; every nlibias function entered from the audit's start
 until the samples are read and checked (``read_benchmark_samples`` returns) is recorded, leaving
-out the calls that are not the read: the argument declarations, the model set, the options, and
+out the calls that are not the read: the argument declarations, the model set, the options, the
+output guard (it compares the paths of inputs and outputs before anything runs), and
 the check that scores the samples once with placeholder outputs (the measures), and the columns'
 own builders (the samples' destination: ``SampleColumns.from_samples`` is one place). A *place*
 is a distinct function entered (a comprehension, a module or class body, a dataclass's generated
@@ -35,6 +36,7 @@ LAYERS = [
 _RANK = {package: len(LAYERS) - i for i, names in enumerate(LAYERS) for package in names.split()}
 _LEFT_OUT = (
     "nlibias.schema.declared", "nlibias.runtime", "nlibias.metrics", "nlibias.models", "nlibias.catalog.kinds",
+    "nlibias.io.overwrites",  # the output guard compares paths (device, inode); it reads no sample
 )  # fmt: skip
 _NOT_PLACES = ("<", "__create_fn__")  # module and class bodies, comprehensions, dataclasses' methods
 
