@@ -52,7 +52,6 @@ FEW_RESAMPLES = (
     "1 or 2 resamples give a verdict ('pro-stereotype bias 8.33 [4.17, 4.17]': an interval that does not "
     "hold its own estimate) where no 95% interval can be read"
 )
-PREDICTIONS_TWICE = "the same predictions file given twice is scored once, without a word"
 EXTEND_SEED = (
     "seed: -4 is accepted and recorded in the run's card, although every other seed must be 0 or more "
     "and the pipeline draws no random numbers (the seed applies to nothing)"
@@ -93,10 +92,6 @@ DERIVE_OVER_SOURCE = (
 STAGE_REDONE_SILENTLY = (
     "a stage whose output was cut since (masks/templates.jsonl) is run again, rightly, but the rerun only "
     "says 'masks ran': nothing says its output was damaged and replaced"
-)
-OTHER_TEXTS = (
-    "an nlibias run's predictions.jsonl scored against samples whose texts differ (same ids; the run's "
-    "manifest records the audited samples' SHA-256) is scored without a word"
 )
 DEVICES_ON_FAKE = (
     "--devices with only a fake classifier (which loads on no device; --dtype is refused there) is "
@@ -520,7 +515,6 @@ def _twice_cases(case: Callable[..., None]) -> None:
             lambda: nlibias.score(base.samples, [base.predictions, base.predictions], bootstrap=0),
             "predictions",
         ),
-        known=PREDICTIONS_TWICE,
     )
     case(
         "s26-twice/cli-score-predictions-twice",
@@ -528,7 +522,6 @@ def _twice_cases(case: Callable[..., None]) -> None:
             [*score_args(base, base.predictions, d), "--predictions", str(base.predictions)],
             "--predictions",
         ),
-        known=PREDICTIONS_TWICE,
     )
     twice = "subtopics: [man_is_to_breadwinner, man_is_to_breadwinner]\n"
     _extend_yaml(case, "twice", "subtopics-twice", twice, 1, known=SUBTOPIC_TWICE)
@@ -708,7 +701,7 @@ def _comparable_cases(case: Callable[..., None]) -> None:
 
     for route, build in (("cli", score_edited), ("python", py_score_edited)):
         name = f"s26-comparable/{route}-score-a-run-s-predictions-on-other-texts"
-        case(name, build, expect="warn", known=OTHER_TEXTS)
+        case(name, build)
 
     def queue_edited(d: Path, base: Base) -> tuple[list[str], str]:
         run = d / "vrun"
