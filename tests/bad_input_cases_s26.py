@@ -48,10 +48,6 @@ BEYOND_RANGE = (
     "a margin or max_abs of 100 points or more on pro - anti (declared range [-100, 100], neutral 0) is "
     "accepted and the gate passes, although no candidate can lie beyond it: no check can ever fail"
 )
-FEW_RESAMPLES = (
-    "1 or 2 resamples give a verdict ('pro-stereotype bias 8.33 [4.17, 4.17]': an interval that does not "
-    "hold its own estimate) where no 95% interval can be read"
-)
 EXTEND_SEED = (
     "seed: -4 is accepted and recorded in the run's card, although every other seed must be 0 or more "
     "and the pipeline draws no random numbers (the seed applies to nothing)"
@@ -232,12 +228,10 @@ def _numbers_cases(case: Callable[..., None]) -> None:
     case(
         "s26-numbers/cli-score-one-resample",
         lambda d, base: ([*score_args(base, base.predictions, d)[:-2], "--bootstrap", "1"], "--bootstrap"),
-        known=FEW_RESAMPLES,
     )
     case(
         "s26-numbers/python-score-two-resamples",
         lambda d, base: (lambda: nlibias.score(base.samples, base.predictions, bootstrap=2), "bootstrap"),
-        known=FEW_RESAMPLES,
     )
     case(
         "s26-numbers/python-audit-bootstrap-string",

@@ -80,7 +80,7 @@ def test_audit_settings_split_run_model_and_own_keywords() -> None:
     assert (run.seed, run.bootstrap, run.cache) == (3, 0, True)
     assert options == ModelOptions(device="cpu")
     # a keyword the caller gives beats the caller's default (debias passes its bootstrap beneath)
-    assert audit_settings({"bootstrap": 5}, bootstrap=0)[1].bootstrap == 5
+    assert audit_settings({"bootstrap": 50}, bootstrap=0)[1].bootstrap == 50
 
 
 def test_model_set_reads_each_field_once_and_names_its_kinds() -> None:
