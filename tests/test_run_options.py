@@ -22,6 +22,7 @@ from nlibias.schema.model_ref import ModelRef
         ({"seed": -1}, "seed", "seed is -1; pass an integer from 0 to 2**63 - 1"),
         ({"seed": True}, "seed", "seed is True; pass an integer"),
         ({"bootstrap": 2.5}, "bootstrap", "bootstrap is 2.5; pass 0 (no intervals)"),
+        ({"bootstrap": 38}, "bootstrap", "bootstrap is 38; pass 0 (no intervals) or 39 or more resamples"),
         ({"limit": 0}, "limit", "limit is 0; pass a number of samples of at least 1"),
         ({"cache": 3}, "cache", "cache is 3; pass True, False, a file path or a PredictionCache"),
         ({"progress": "yes"}, "progress", "progress is 'yes'; pass True or False"),
