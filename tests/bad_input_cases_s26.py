@@ -45,16 +45,7 @@ def _rules(d: Path, text: str) -> Path:
     return path
 
 
-FEW_RESAMPLES = (
-    "1 or 2 resamples give a verdict ('pro-stereotype bias 8.33 [4.17, 4.17]': an interval that does not "
-    "hold its own estimate) where no 95% interval can be read"
-)
-PREDICTIONS_TWICE = "the same predictions file given twice is scored once, without a word"
 JUDGEMENT_HEADER = "hypothesis_id,annotator,judgement,stereotype\n"
-OTHER_TEXTS = (
-    "an nlibias run's predictions.jsonl scored against samples whose texts differ (same ids; the run's "
-    "manifest records the audited samples' SHA-256) is scored without a word"
-)
 
 
 def _extend_args(d: Path, text: str, *, mlm: bool = True) -> list[str]:
@@ -181,12 +172,10 @@ def _numbers_cases(case: Callable[..., None]) -> None:
     case(
         "s26-numbers/cli-score-one-resample",
         lambda d, base: ([*score_args(base, base.predictions, d)[:-2], "--bootstrap", "1"], "--bootstrap"),
-        known=FEW_RESAMPLES,
     )
     case(
         "s26-numbers/python-score-two-resamples",
         lambda d, base: (lambda: nlibias.score(base.samples, base.predictions, bootstrap=2), "bootstrap"),
-        known=FEW_RESAMPLES,
     )
     case(
         "s26-numbers/python-audit-bootstrap-string",
@@ -462,7 +451,6 @@ def _twice_cases(case: Callable[..., None]) -> None:
             lambda: nlibias.score(base.samples, [base.predictions, base.predictions], bootstrap=0),
             "predictions",
         ),
-        known=PREDICTIONS_TWICE,
     )
     case(
         "s26-twice/cli-score-predictions-twice",
@@ -470,7 +458,6 @@ def _twice_cases(case: Callable[..., None]) -> None:
             [*score_args(base, base.predictions, d), "--predictions", str(base.predictions)],
             "--predictions",
         ),
-        known=PREDICTIONS_TWICE,
     )
     twice = "subtopics: [man_is_to_breadwinner, man_is_to_breadwinner]\n"
     _extend_yaml(case, "twice", "subtopics-twice", twice, "1: field subtopics.1")
@@ -640,7 +627,7 @@ def _comparable_cases(case: Callable[..., None]) -> None:
 
     for route, build in (("cli", score_edited), ("python", py_score_edited)):
         name = f"s26-comparable/{route}-score-a-run-s-predictions-on-other-texts"
-        case(name, build, expect="warn", known=OTHER_TEXTS)
+        case(name, build)
 
     def queue_edited(d: Path, base: Base) -> tuple[list[str], str]:
         run = d / "vrun"

@@ -239,8 +239,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     lines[2] = json.dumps(changed)
     (root / "other").mkdir()
     (root / "other" / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    answers = shutil.copy(base / "predictions.jsonl", root / "answers.jsonl")  # out of its run: refused there
     other = _runner.invoke(app, ["score", "--samples", str(root / "other" / "samples.jsonl"),
-                                "--predictions", str(base / "predictions.jsonl"), "--out", str(root / "otherrun"),
+                                "--predictions", str(answers), "--out", str(root / "otherrun"),
                                 "--bootstrap", "0"])  # fmt: skip
     assert other.exit_code == 0, other.output
     rules = root / "rules.yaml"

@@ -235,6 +235,24 @@ def test_score_refuses_bad_rows_with_line_numbers(
     assert message in str(result.exception) + result.output
 
 
+def test_score_refuses_a_run_s_predictions_on_edited_samples_and_a_file_named_twice(
+    tmp_path: Path, small_samples: Path
+) -> None:
+    import nlibias
+    from nlibias.errors import ConfigError
+
+    run = tmp_path / "run"
+    nlibias.audit(small_samples, ["fake:m"], out_dir=run, cache=False, bootstrap=0, progress=False)
+    predictions = run / "predictions.jsonl"
+    assert nlibias.score(small_samples, predictions, bootstrap=0).metrics["models"]  # the samples it audited
+    with pytest.raises(ConfigError, match=f"names one predictions file twice \\({predictions} and {run}\\)"):
+        nlibias.score(small_samples, [predictions, run], bootstrap=0)
+    small_samples.write_text(small_samples.read_text().replace("P a.", "P edited."))
+    with pytest.raises(ConfigError, match="is not the one the run audited") as edited:
+        nlibias.score(small_samples, predictions, bootstrap=0)
+    assert f"{small_samples} is not" in str(edited.value) and f"(run {run}: SHA-256" in str(edited.value)
+
+
 def test_audit_writes_outputs_and_reuses_cache(tmp_path: Path, small_samples: Path) -> None:
     args = [
         "audit",

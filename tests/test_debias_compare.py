@@ -72,8 +72,8 @@ def test_compare_refuses_runs_without_pairs(tmp_path: Path) -> None:
 
 
 def test_a_comparison_that_cannot_decide_is_refused_before_reading_anything(tmp_path: Path) -> None:
-    # a 95% decision needs 1 / (B + 1) < .05: B = 20; with 10 resamples the smallest p is 1/11
-    with pytest.raises(ConfigError, match=r"1/11 = 0\.0909.*use bootstrap 20 or more") as error:
+    # a 95% interval needs 1 / (B + 1) <= .025 at each end: B = 39 (the rule of every bootstrap option)
+    with pytest.raises(ConfigError, match=r"bootstrap must be 0 \(no intervals\) or 39 or more") as error:
         compare_debiasing(tmp_path, bootstrap=10)
     assert error.value.parameter == "bootstrap"
 

@@ -106,7 +106,7 @@ def test_debias_recipe_with_two_seeds_skips_finished_steps_and_refuses_changes(t
     out = tmp_path / "out"
     args = ["debias", "--model", str(base), "--train", str(train), "--out", str(out),
             "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--batch-size", "8",
-            "--learning-rate", "3e-3", "--device", "cpu", "--no-cache", "--bootstrap", "20",
+            "--learning-rate", "3e-3", "--device", "cpu", "--no-cache", "--bootstrap", "40",
             "--seeds", "2", "--eval", str(train)]  # fmt: skip
     output = invoke(args)
     assert "paper 004 Table 7 layout" in output and "tiny-aug-s42 - tiny-base-s42" in output
@@ -205,7 +205,7 @@ def test_report_debias_finds_pairs_and_accuracy_from_any_directory(
     for name, data in (("before", "runs/train.jsonl"), ("after", "runs/aug")):
         finetune("runs/tiny", data, f"runs/{name}", eval_path="runs/train.jsonl", **fast)
     invoke(["audit", "--samples", "runs/occ", "--model", "runs/before", "--model", "runs/after",
-            "--out", "runs/audit", "--no-cache", "--device", "cpu", "--bootstrap", "20"])  # fmt: skip
+            "--out", "runs/audit", "--no-cache", "--device", "cpu", "--bootstrap", "40"])  # fmt: skip
     # an older finetune.json held the paths as typed: relative to the directory it ran from
     after_record = work / "runs" / "after" / "finetune.json"
     old = json.loads(after_record.read_text())

@@ -332,7 +332,7 @@ def test_smollm2_generates_and_explain_labels_every_answer(tmp_path: Path, one_t
     ])  # fmt: skip
     assert audited.exit_code == 0, audited.output
     explained = runner.invoke(
-        app, ["explain", str(out), "--judge", "fake:j", "--no-cache", "--bootstrap", "20"]
+        app, ["explain", str(out), "--judge", "fake:j", "--no-cache", "--bootstrap", "40"]
     )
     assert explained.exit_code == 0, explained.output
     rows = [

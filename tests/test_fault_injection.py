@@ -94,7 +94,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
     expanded = _run(["expand", "bbnli", "--out", str(bbnli)])
     assert expanded.returncode == 0, expanded.stderr
     audit = root / "audit"
-    audited = _run(f"audit --samples {bbnli} --model fake:a --out {audit} --no-cache --bootstrap 20".split())
+    audited = _run(f"audit --samples {bbnli} --model fake:a --out {audit} --no-cache --bootstrap 40".split())
     assert audited.returncode == 0, audited.stderr
     return Inputs(root, bbnli, audit, train, premises, model)
 
@@ -139,7 +139,7 @@ COMMANDS = [
         "debias",
         lambda i, w: (
             f"debias --model {i.model} --train {i.train} --out {w}/out --premises {i.premises} "
-            "--max-steps 2 --batch-size 8 --device cpu --no-cache --bootstrap 20".split()
+            "--max-steps 2 --batch-size 8 --device cpu --no-cache --bootstrap 40".split()
         ),
     ),
     Command("report", lambda i, w: f"report {i.audit} --out {w}/out/report.html".split()),

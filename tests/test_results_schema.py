@@ -126,7 +126,7 @@ def test_every_field_an_audit_writes_is_declared(tmp_path: Path) -> None:
     """Raw metrics.json of a classifier audit (run section and all) validate strictly; the other
     writers (scoring; WQ-NLI, occupations, extended and generative audits) are checked the same way
     on the regression cases in tests/test_regression_outputs.py."""
-    run = build_bbnli_run(tmp_path, bootstrap=5)
+    run = build_bbnli_run(tmp_path, bootstrap=39)
     document = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
     assert document["schema_version"] == SCHEMA_VERSION
     assert metrics_issues(document, strict=True) == []

@@ -22,6 +22,7 @@ from nlibias.schema.model_ref import ModelRef
         ({"seed": -1}, "seed", "seed is -1; pass an integer from 0 to 2**63 - 1"),
         ({"seed": True}, "seed", "seed is True; pass an integer"),
         ({"bootstrap": 2.5}, "bootstrap", "bootstrap is 2.5; pass 0 (no intervals)"),
+        ({"bootstrap": 38}, "bootstrap", "bootstrap is 38; pass 0 (no intervals) or 39 or more resamples"),
         ({"limit": 0}, "limit", "limit is 0; pass a number of samples of at least 1"),
         ({"cache": 3}, "cache", "cache is 3; pass True, False, a file path or a PredictionCache"),
         ({"progress": "yes"}, "progress", "progress is 'yes'; pass True or False"),
@@ -80,7 +81,7 @@ def test_audit_settings_split_run_model_and_own_keywords() -> None:
     assert (run.seed, run.bootstrap, run.cache) == (3, 0, True)
     assert options == ModelOptions(device="cpu")
     # a keyword the caller gives beats the caller's default (debias passes its bootstrap beneath)
-    assert audit_settings({"bootstrap": 5}, bootstrap=0)[1].bootstrap == 5
+    assert audit_settings({"bootstrap": 50}, bootstrap=0)[1].bootstrap == 50
 
 
 def test_model_set_reads_each_field_once_and_names_its_kinds() -> None:

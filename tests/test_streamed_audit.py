@@ -70,7 +70,7 @@ def _metrics(out: Path) -> dict:
 
 @pytest.mark.parametrize("chunk_pairs", [16_384, 700])
 def test_bbnli_streamed_equals_object_audit(bbnli_run: Path, tmp_path: Path, chunk_pairs: int) -> None:
-    objects, streamed = _both_ways(bbnli_run, tmp_path, chunk_pairs=chunk_pairs, bootstrap=200)
+    objects, streamed = _both_ways(bbnli_run, tmp_path, chunk_pairs=chunk_pairs, bootstrap=400)
     before, after = _metrics(objects), _metrics(streamed)
     assert after["models"] == before["models"]  # every measure, count, id list and CI
     assert (after["source"], after["n_samples"], after["bootstrap"]) == (
@@ -200,10 +200,10 @@ def test_classifier_and_generative_predictors_share_the_one_path(bbnli_run: Path
         predictors(),
         out_dir=objects,
         cache=None,
-        bootstrap=20,
+        bootstrap=40,
         samples_path=bbnli_run,
     )
-    audit_samples(read_benchmark_samples(bbnli_run), predictors(), out_dir=streamed, cache=None, bootstrap=20,
+    audit_samples(read_benchmark_samples(bbnli_run), predictors(), out_dir=streamed, cache=None, bootstrap=40,
                   progress=False)  # fmt: skip
     assert (objects / "predictions.jsonl").read_bytes() == (streamed / "predictions.jsonl").read_bytes()
     expected, got = _metrics(objects), _metrics(streamed)

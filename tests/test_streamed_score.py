@@ -214,7 +214,7 @@ def test_generative_rows_are_scored_by_their_kind_on_the_one_path(bbnli_run: Pat
         for row in _rows(samples, seed=8, model="lm|prompt=true|scored", probs=False)
     ]
     generative = _write(tmp_path / "g.jsonl", generative_rows)
-    objects, streamed = _score_both(bbnli_run, generative, tmp_path, bootstrap=20)
+    objects, streamed = _score_both(bbnli_run, generative, tmp_path, bootstrap=40)
     metrics = _assert_same_files(objects, streamed)
     assert metrics["predictor_kinds"] == {"lm|prompt=true|scored": "generative"}
     assert "yes_rate_pro" in metrics["models"]["lm|prompt=true|scored"]["overall"]

@@ -74,7 +74,7 @@ def test_every_file_of_a_run_and_its_report_follows_the_umask(
     samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run = tmp_path / "run"
     args = ["audit", "--samples", str(samples), "--model", "fake:alpha", "--model", "fake:beta"]
-    result = runner.invoke(app, [*args, "--out", str(run), "--bootstrap", "20", "--quiet"])
+    result = runner.invoke(app, [*args, "--out", str(run), "--bootstrap", "40", "--quiet"])
     assert result.exit_code == 0, result.output
     report = runner.invoke(app, ["report", str(run)])
     assert report.exit_code == 0, report.output

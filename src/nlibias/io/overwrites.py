@@ -13,7 +13,7 @@ nlibias.errors.ConfigError: markdown .../rules.yaml is a file the command reads 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from nlibias.errors import ConfigError, SourceError
@@ -36,6 +36,31 @@ def file_identity(path: str | Path) -> tuple[object, ...]:
     except OSError:
         return ("path", str(Path(path).expanduser().resolve()))
     return ("inode", found.st_dev, found.st_ino)
+
+
+def refuse_named_twice(
+    paths: Iterable[str | Path],
+    parameter: str,
+    what: str,
+    *,
+    each: str,
+    file_of: Callable[[Path], Path] = Path,
+) -> None:
+    """Refuse one ``what`` (``file_of`` a path given) named twice in ``parameter``, however spelled.
+
+    >>> refuse_named_twice(["/r/a", "/r/x/../a"], "runs", "run directory", each="run")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: runs names one run directory twice (/r/a and /r/x/../a); name each run once
+    """
+    seen: dict[tuple[object, ...], str | Path] = {}
+    for path in paths:
+        identity = file_identity(file_of(Path(path)))
+        if identity in seen:
+            raise ConfigError(
+                f"{parameter} names one {what} twice ({seen[identity]} and {path}); name each {each} once",
+                parameter=parameter,
+            )
+        seen[identity] = path
 
 
 def run_files(run_dir: str | Path) -> list[Path]:

@@ -27,9 +27,10 @@ from nlibias.io.fingerprint import sha256_file
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_predictions
 from nlibias.io.results import MetricsDocument, ModelRun, check_consistent, read_metrics
 from nlibias.io.run_manifest import RunManifest, changed_inputs, check_run_directory
-from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, resolve_samples_path
+from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, read_sample_columns, resolve_samples_path
 from nlibias.io.stages import read_record
 from nlibias.schema import Prediction
+from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import METRICS_FILE
 
 TABLES_TXT = "tables.txt"
@@ -102,13 +103,29 @@ class RunSamples(BaseModel):
         file = resolve_samples_path(path)
         now = sha256_file(file)
         if self.sha256 is not None and now != self.sha256:
+            run = f"run {self.run}: " if self.run is not None else ""
             raise ConfigError(
-                f"the samples file {file} is not the one the run audited (SHA-256 {self.sha256[:12]} when "
-                f"audited, now {now[:12]}): it was edited after the run, or it is another folder's; pass "
-                "the samples the run audited ({parameter samples})",
+                f"the samples file {file} is not the one the run audited ({run}SHA-256 {self.sha256[:12]} "
+                f"when audited, now {now[:12]}): it was edited after the run, or it is another folder's; "
+                "pass the samples the run audited ({parameter samples})",
                 parameter="samples",
             )
         return file
+
+    def check_texts(self, path: str | Path, columns: SampleColumns, sha256: str | None) -> None:
+        """Refuse samples (``columns`` of ``path``, hashed ``sha256``) other than those the run audited:
+        the same bytes, or the same texts under each id as the audited file, where that file is still
+        as audited (the samples reordered or converted)."""
+        if self.sha256 is None or sha256 == self.sha256:
+            return
+        audited = read_sample_columns(self.found) if self.found is not None else None
+        if audited is not None and audited.sha256 == self.sha256:
+            texts = dict(zip(audited.columns.ids, audited.columns.text_code.tolist(), strict=True))
+            if all(
+                texts.get(i, t) == t for i, t in zip(columns.ids, columns.text_code.tolist(), strict=True)
+            ):
+                return
+        self.check(path)
 
 
 class RunDirectory(BaseModel):

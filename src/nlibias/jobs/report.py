@@ -17,7 +17,7 @@ from annotated_types import MinLen, Predicate
 from nlibias.catalog.registry import with_benchmarks
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import atomic_write_text
-from nlibias.io.overwrites import file_identity, refuse_overwrites, run_files
+from nlibias.io.overwrites import refuse_named_twice, refuse_overwrites, run_files
 from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing, save_comparison
 from nlibias.report.compare import compare as compare_runs
 from nlibias.report.compare import format_comparison
@@ -165,16 +165,9 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
             "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",
             fix="name a second run in runs, or leave {compare} out", names=("runs",),
         )  # fmt: skip
-    seen: dict[tuple[object, ...], str | Path] = {}
-    for run in runs:
-        path = Path(run)
-        identity = file_identity(path.parent if path.is_file() else path)
-        if identity in seen:
-            raise ConfigError(
-                f"runs names one run directory twice ({seen[identity]} and {run}); name each run once",
-                parameter="runs",
-            )
-        seen[identity] = run
+    refuse_named_twice(
+        runs, "runs", "run directory", each="run", file_of=lambda p: p.parent if p.is_file() else p
+    )
 
 
 def _check_options_apply(*, debias: bool, fmt: str | None, compare: bool, plots: bool) -> None:

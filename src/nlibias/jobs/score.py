@@ -26,6 +26,7 @@ from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog.registry import benchmarks, read_benchmark_samples
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, write_jsonl
+from nlibias.io.overwrites import refuse_named_twice
 from nlibias.io.predictions import (
     PREDICTIONS_JSONL,
     PredictionArrays,
@@ -33,7 +34,8 @@ from nlibias.io.predictions import (
     read_predictions,
 )
 from nlibias.io.results import MetricsDocument
-from nlibias.io.run_manifest import check_run_file
+from nlibias.io.run_dir import RunSamples
+from nlibias.io.run_manifest import check_run_file, read_manifest
 from nlibias.io.temporary import temporary_folder
 from nlibias.io.tool_logs import native_predictions
 from nlibias.jobs.results import (
@@ -57,9 +59,11 @@ PredictionsInput = (
 
 def expand_predictions(predictions: PredictionsInput) -> list[Path]:
     """The predictions files named: each path as given, or the files a glob pattern matches
-    (sorted; a pattern is expanded only when no file has its literal name), each file once."""
+    (sorted; a pattern is expanded only when no file has its literal name), each file once; a file
+    (or run directory) named twice is refused."""
     given: list[str | Path] = one_or_many(predictions)
     paths: list[Path] = []
+    named: list[Path] = []
     for item in given:
         text = str(item)
         if glob.has_magic(text) and not Path(text).exists():
@@ -70,7 +74,9 @@ def expand_predictions(predictions: PredictionsInput) -> list[Path]:
                 )
             paths.extend(Path(m) for m in matches)
         else:
-            paths.append(Path(item))
+            named.append(Path(item))
+            paths.append(named[-1])
+    refuse_named_twice(named, "predictions", "predictions file", each="file", file_of=_predictions_file)
     unique: dict[Path, Path] = {}
     for path in paths:
         unique.setdefault(path.resolve(), path)
@@ -92,6 +98,7 @@ def run_score(
     paths = expand_predictions(predictions)
     refuse_run_overwrites(out_dir, samples=samples, predictions=paths)
     checked = read_benchmark_samples(samples)
+    _refuse_other_samples(checked, paths)
     with ExitStack() as stack:
         if answer_column is None:
             natives = [Path(stack.enter_context(native_predictions(path))) for path in paths]
@@ -112,6 +119,17 @@ def run_score(
         )
         # a converted or combined file lives in a temporary directory: hold its rows first
         return result.materialised() if converted else result
+
+
+def _refuse_other_samples(samples: BenchmarkSamples, paths: Sequence[Path]) -> None:
+    """Refuse a run's predictions.jsonl on samples other than those it audited (its manifest's SHA-256)."""
+    given = samples.path
+    if given is None:  # sample objects: read from no file a run could record
+        return
+    for path in paths:
+        run = path if path.is_dir() else path.parent
+        manifest = read_manifest(run) if _predictions_file(path).name == PREDICTIONS_JSONL else None
+        RunSamples.locate(run, {}, manifest).check_texts(given, samples.columns, samples.sha256)
 
 
 def _answer_file(samples: BenchmarkSamples, path: Path, column: str, target: Path) -> Path:

@@ -182,7 +182,7 @@ class RunOptions(_Options):
 def check_bootstrap(bootstrap: Resamples, seed: Seed = 0) -> None:
     """Refuse a bad number of resamples or seed.
 
-    >>> check_bootstrap(10, seed=-5)
+    >>> check_bootstrap(100, seed=-5)
     Traceback (most recent call last):
     nlibias.errors.ConfigError: seed must be an integer from 0 to 2**63 - 1; got int -5
     """

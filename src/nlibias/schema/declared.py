@@ -48,8 +48,13 @@ OpenUnit = Annotated[float, Gt(0), Lt(1)]
 """Strictly between 0 and 1 (a confidence level)."""
 PositiveInt = Annotated[int, Ge(1)]
 NonNegativeInt = Annotated[int, Ge(0)]
-Resamples = Annotated[int, Ge(0), Allowed("0 (no intervals) or a positive number of resamples")]
-"""Bootstrap resamples (0: no intervals)."""
+Resamples = Annotated[
+    int,
+    Ge(0),
+    Predicate(lambda b: b == 0 or b >= 39),
+    Allowed("0 (no intervals) or 39 or more resamples (a 95% interval's tails need 1/(B + 1) <= 0.025)"),
+]
+"""Bootstrap resamples (0: no intervals; fewer than 39 cannot put 2.5% beyond either end)."""
 Seed = Annotated[int, Ge(0), Le(2**63 - 1), Allowed("an integer from 0 to 2**63 - 1")]
 """A seed numpy takes (0 to 2**63 - 1)."""
 DrawSeed = Annotated[Seed, SEED_APPLIES]
