@@ -59,8 +59,8 @@ def test_scores_of_trimmed_samples_equal_scores_of_full_samples(source: str, tmp
             Prediction(s.id, "lm|prompt=true|scored", LABELS[i % 2 * 2], extra={"answer": "yes"})
             for i, s in enumerate(full)
         ]
-    expected = build_metrics(read_samples(tmp_path), predictions, bootstrap=20, seed=3)
-    got = build_metrics(trimmed, predictions, bootstrap=20, seed=3)
+    expected = build_metrics(read_samples(tmp_path), predictions, bootstrap=40, seed=3)
+    got = build_metrics(trimmed, predictions, bootstrap=40, seed=3)
     assert got == expected
     assert json.dumps(expected, sort_keys=True) == json.dumps(got, sort_keys=True)
 
