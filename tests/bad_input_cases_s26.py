@@ -196,23 +196,7 @@ def _numbers_cases(case: Callable[..., None]) -> None:
         ),
     )
 
-    def extend_top_k(d: Path, base: Base) -> tuple[list[str], str]:
-        path = d / "config.yaml"
-        path.write_text("mlm:\n  top_k: -3\n", encoding="utf-8")
-        args = [
-            "extend",
-            "--config",
-            str(path),
-            "--out",
-            str(d / "next"),
-            "--mlm",
-            "fake",
-            "--until",
-            "masks",
-        ]
-        return [*args, "--cache", str(d / "c.sqlite"), "--no-progress"], f"{path}:2"
-
-    case("s26-numbers/yaml-extend-top-k-negative", extend_top_k)
+    _extend_yaml(case, "numbers", "top-k-negative", "mlm:\n  top_k: -3\n", 2)
     for option, value in (("epochs", math.nan), ("warmup_ratio", 1.0)):
         case(
             f"s26-numbers/python-finetune-{option}-{value}",

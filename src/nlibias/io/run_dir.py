@@ -16,7 +16,7 @@ nlibias.errors.SourceError: .../metrics.json: field run.samples: the samples thi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +160,20 @@ class RunDirectory(BaseModel):
 
     def stage(self, name: str) -> dict[str, Any] | None:
         return read_record(self.path, name)
+
+
+ASKED = ("option_score",)
+"""How a generative model was asked that its key does not show (a per-byte option choice measures
+something else than a total one; the prompt style and the mode are in the key)."""
+
+
+def asked_settings(rows: Iterable[Prediction]) -> dict[str, dict[str, str]]:
+    """Each model's :data:`ASKED` settings, as its prediction rows record them (rows imported from
+    another tool's log record them too; ``metrics.json`` may not)."""
+    asked: dict[str, dict[str, str]] = {}
+    for row in rows:
+        asked.setdefault(row.model, {}).update({k: str(row.extra[k]) for k in ASKED if k in row.extra})
+    return asked
 
 
 def read_run(path: str | Path) -> RunDirectory:

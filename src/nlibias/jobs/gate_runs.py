@@ -12,6 +12,7 @@ import numpy as np
 
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
+from nlibias.io.run_dir import ASKED, asked_settings
 from nlibias.jobs.results import read_checked_run
 from nlibias.metrics.paired_units import model_outputs
 from nlibias.schema.columns import SampleColumns
@@ -35,11 +36,6 @@ class RunData:
         return self.kinds.get(model, "classifier")
 
 
-ASKED = ("option_score",)
-"""How a generative model was asked that its key does not show (a per-byte option choice measures
-something else than a total one; the prompt style and the mode are in the key)."""
-
-
 def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
     """A run, the samples it scored (``samples``, else its recorded file; refused when edited since)
     and each model's outputs on them."""
@@ -49,9 +45,7 @@ def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
     rows = run.predictions()
     kept, outputs = model_outputs(columns, rows, run.kinds)
     scored = columns if len(kept) == len(columns) else columns.take(kept)
-    asked: dict[str, dict[str, str]] = {}
-    for row in rows:
-        asked.setdefault(row.model, {}).update({k: str(row.extra[k]) for k in ASKED if k in row.extra})
+    asked = asked_settings(rows)
     return _in_id_order(RunData(run.path, run.metrics, scored, outputs, run.kinds, asked))
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nlibias.errors import DataError, NlibiasError
+from nlibias.io.run_dir import asked_settings
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.paired import OVERALL, compare_units, holm_family_size, refuse_undecidable
 from nlibias.metrics.paired_units import model_outputs
@@ -122,15 +123,11 @@ def _refuse_scored_differently(columns: Sequence[tuple[str, Run | None]], refere
     (``option_score``, which the key hides; a prompt or mode shows in the key)."""
     for (model, run), ref in zip(columns, references, strict=True):
         ref_model, ref_run = columns[ref]
-        if (
-            run is None
-            or ref_run is None
-            or run.record is None
-            or ref_run.record is None
-            or model != ref_model
-        ):
+        if run is None or ref_run is None or model != ref_model:
             continue
-        mine, theirs = (dict(r.model_run(model)).get("option_score") for r in (run.record, ref_run.record))
+        mine, theirs = (
+            asked_settings(r.predictions()).get(model, {}).get("option_score") for r in (run, ref_run)
+        )
         if mine is not None and theirs is not None and mine != theirs:
             raise DataError(
                 f"model {model!r} has option_score {theirs!r} in run {ref_run.path} and {mine!r} in run "
