@@ -86,15 +86,21 @@ def _train(d: Path) -> Path:
     return path
 
 
+def _gate_rules(case: Callable[..., None], group: str, name: str, text: str, line: int) -> None:
+    """A gate rules file refused naming ``gate.yaml:LINE``."""
+
+    def build(d: Path, base: Base) -> tuple[list[str], str]:
+        path = _rules(d, text)
+        return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:{line}"
+
+    case(f"s26-{group}/yaml-gate-{name}", build)
+
+
 def _numbers_cases(case: Callable[..., None]) -> None:
     """Numbers that make a decision impossible or meaningless."""
 
     def rules(name: str, text: str, line: int) -> None:
-        def build(d: Path, base: Base) -> tuple[list[str], str]:
-            path = _rules(d, text)
-            return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:{line}"
-
-        case(f"s26-numbers/yaml-gate-{name}", build)
+        _gate_rules(case, "numbers", name, text, line)
 
     rules("margin-negative", "margin: -1\n", 1)
     rules("confidence-one", "confidence: 1\n", 1)
@@ -408,11 +414,7 @@ def _twice_cases(case: Callable[..., None]) -> None:
     case("s26-twice/python-gate-baseline-a-link-to-the-candidate", py_gate_link)
 
     def rules(name: str, text: str, line: int) -> None:
-        def build(d: Path, base: Base) -> tuple[list[str], str]:
-            path = _rules(d, text)
-            return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:{line}"
-
-        case(f"s26-twice/yaml-gate-{name}", build)
+        _gate_rules(case, "twice", name, text, line)
 
     rules("measure-twice", "measures:\n  bbnli_bias_score: {margin: 1}\n  bbnli_bias_score: {margin: 5}\n", 3)
     rules("key-twice", "margin: 1\nmargin: 0\n", 2)
