@@ -187,14 +187,15 @@ class ModelRef:
 def _architecture_role(config: Path) -> Role | None:
     """The role of the architecture a ``config.json`` records, if known."""
     try:
-        architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
+        loaded = json.loads(config.read_text(encoding="utf-8"))
+        architectures = loaded.get("architectures") or []
     except (OSError, ValueError, AttributeError):
         return None
     for architecture in architectures if isinstance(architectures, list) else []:
         for ending, role in _ARCHITECTURE_ROLES.items():
             if isinstance(architecture, str) and architecture.endswith(ending):
                 return role
-    return None
+    return "generative" if loaded.get("is_decoder") is True else None  # a decoder named by no architecture
 
 
 def _hub_cached_configs(repo: str) -> list[Path]:

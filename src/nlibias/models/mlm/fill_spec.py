@@ -9,13 +9,9 @@ or the model's ``config.json`` on disk.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from nlibias.models.generative.sources import is_gguf_name
-from nlibias.models.hub_reach import cached_hub_file
 from nlibias.models.mlm.model_names import KINDS
 from nlibias.schema.model_ref import SERVER_KINDS, ModelRef, split_kind, without_options
 
@@ -35,7 +31,7 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     if ModelRef.unread(spec).is_fake:
         return "fake", spec
     base = without_options(spec)
-    causal = is_gguf_name(base) or _is_causal_config(_read_config(base) or {})
+    causal = is_gguf_name(base) or ModelRef.unread(base).role == "generative"  # its config.json
     return ("causal" if causal else "masked"), spec
 
 
@@ -71,32 +67,3 @@ def fill_kind_problem(spec: str) -> str | None:
             "a classifier filters as one of filter.models"
         )
     return None
-
-
-def _read_config(name: str) -> dict[str, Any] | None:
-    """A model's ``config.json`` from its directory or the local Hugging Face cache, or None."""
-    path = Path(name).expanduser() / "config.json"
-    if not path.is_file():
-        found = cached_hub_file(name.partition("@")[0], "config.json")
-        if found is None:  # not a hub id, or not cached: decided as a masked LM
-            return None
-        path = Path(found)
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return loaded if isinstance(loaded, dict) else None
-
-
-def _is_causal_config(config: Mapping[str, Any]) -> bool:
-    """Whether a ``config.json`` describes a causal (decoder) LM.
-
-    >>> _is_causal_config({"architectures": ["LlamaForCausalLM"]}), _is_causal_config({"architectures": ["BertForMaskedLM"]})
-    (True, False)
-    """
-    architectures = [str(a) for a in config.get("architectures") or []]
-    if any(a.endswith("ForMaskedLM") for a in architectures):
-        return False
-    return bool(config.get("is_decoder")) or any(
-        a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures
-    )
