@@ -19,11 +19,11 @@ from nlibias.io.run_dir import read_run
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.occupations import MEASURE_KEYS, pair_value_columns
 from nlibias.metrics.paired import OVERALL, compare_units, mean_units
+from nlibias.report.debias_sections import COMPARISON_JSON
 from nlibias.schema.columns import IdPositions
 from nlibias.schema.declared import NonNegativeFloat, Resamples, Seed, declared
 from nlibias.schema.measure_info import METRICS_FILE
 
-COMPARISON_JSON = "debias_comparison.json"
 MIN_EFFECT = 1.0
 """Smallest difference, in points, marked as a change (the paired interval must exclude 0 too)."""
 _AUGMENT_SUMMARY = "augment_summary.json"
