@@ -200,8 +200,15 @@ class Pipeline:
 
     def finished(self, stage: str) -> dict[str, Any] | None:
         """The stage's record when it matches this run's inputs and its outputs are intact, else None."""
-        status, _ = stage_status(self.run_dir, self.stage(stage))
-        return read_record(self.run_dir, stage) if status == DONE else None
+        return self._checked(stage)[0]
+
+    def _checked(self, stage: str) -> tuple[dict[str, Any] | None, list[str]]:
+        """The stage's record when it is done, else None; and its recorded outputs that no longer
+        check out (damaged or replaced since: it runs again for them)."""
+        status, problems = stage_status(self.run_dir, self.stage(stage))
+        if status == DONE:
+            return read_record(self.run_dir, stage), []
+        return None, problems if status == RUN else []
 
     def _refuse_other_settings(self, rerun_from: int) -> None:
         """Refuse to go on over a finished stage before ``rerun_from`` whose recorded settings differ."""
@@ -273,13 +280,13 @@ class Pipeline:
         self._write_run_json(reports, "running", started)
         try:
             for stage in STAGES[: last + 1]:
-                marker = finished.get(stage) if from_stage else self.finished(stage)
+                marker, damaged = (finished.get(stage), []) if from_stage else self._checked(stage)
                 if marker is not None:
                     report = StageReport(
                         stage, "skipped", float(marker.get("seconds", 0.0)), marker.get("counts", {})
                     )
                 else:
-                    report = self._run_stage(stage, self._damaged(stage) if not from_stage else [])
+                    report = self._run_stage(stage, damaged)
                 reports.append(report)
                 if self.on_stage is not None:
                     self.on_stage(report)
@@ -295,11 +302,6 @@ class Pipeline:
                 self._cache.close()
                 self._cache = None
         return PipelineResult(self.run_dir, status, reports, message)
-
-    def _damaged(self, stage: str) -> list[str]:
-        """The recorded outputs of ``stage`` that no longer check out (it runs again for them)."""
-        status, problems = stage_status(self.run_dir, self.stage(stage))
-        return problems if status == RUN else []
 
     def _run_stage(self, stage: str, damaged: Sequence[str] = ()) -> StageReport:
         self._invalidate_after(stage)
