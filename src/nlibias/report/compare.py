@@ -121,13 +121,12 @@ def compare(
 def _refuse_scored_differently(columns: Sequence[tuple[str, Run | None]], references: Sequence[int]) -> None:
     """Refuse one model key compared across runs whose answers were chosen differently
     (``option_score``, which the key hides; a prompt or mode shows in the key)."""
+    asked = {id(run): asked_settings(run.predictions()) for _, run in columns if run is not None}
     for (model, run), ref in zip(columns, references, strict=True):
         ref_model, ref_run = columns[ref]
         if run is None or ref_run is None or model != ref_model:
             continue
-        mine, theirs = (
-            asked_settings(r.predictions()).get(model, {}).get("option_score") for r in (run, ref_run)
-        )
+        mine, theirs = (asked[id(r)].get(model, {}).get("option_score") for r in (run, ref_run))
         if mine is not None and theirs is not None and mine != theirs:
             raise DataError(
                 f"model {model!r} has option_score {theirs!r} in run {ref_run.path} and {mine!r} in run "
