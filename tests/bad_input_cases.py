@@ -29,6 +29,7 @@ from bad_input_cases_probe import (
 from bad_input_cases_routes import routes_cases
 from bad_input_cases_rows import cases as rows_cases
 from bad_input_cases_s26 import s26_cases
+from bad_input_cases_s27 import s27_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
@@ -434,4 +435,5 @@ def cases() -> list[Case]:
         *io_cases(),  # the I/O layer's guards (issue #48)
         *routes_cases(),  # the newest routes: BBQ, --option-score, --answer-column, plug-in gates (issue #48)
         *s26_cases(),  # a fresh set of issue #48's classes (its acceptance check)
+        *s27_cases(),  # another fresh set of issue #48's classes (session 27)
     ]
