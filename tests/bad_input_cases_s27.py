@@ -11,6 +11,7 @@ import math
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,15 @@ from typing import Any
 import nlibias
 from bad_input_cases_declared import _model_dir
 from bad_input_cases_explain import _generated_run
-from bad_input_cases_routes import _bbq_rows, _bbq_run, _write_jsonl
+from bad_input_cases_routes import (
+    _TABLES,
+    _bbq_rows,
+    _bbq_run,
+    _install,
+    _lean,
+    _plugin_registry,
+    _write_jsonl,
+)
 from bad_input_cases_s26 import JUDGEMENT_HEADER, _extend_args, _gate, _rules, _run_copy
 from bad_input_cases_validate_explanations import explained_run
 from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, invoke, score_args
@@ -949,6 +958,57 @@ def _damaged_cases(case: Add) -> None:
     case("s27-damaged/cli-score-bbq-answers-not-utf8", bbq_answers_not_utf8)
 
 
+def _plugin_cases(case: Add) -> None:
+    """A plug-in's own numbers, names and samples."""
+    from test_plugin_gate import LEAN_BENCHMARK, Leaning
+    from test_plugins_isolated import Expanded, sample
+
+    def audited(name: str, plugin: Callable[[], Any], named: str = "benchmark 'lean'") -> None:
+        def build(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+            from nlibias.catalog import registry
+
+            _install({table: getattr(registry, table).copy() for table in _TABLES}, plugin())
+            samples = nlibias.expand("lean", out_dir=d / "samples")
+            return lambda: nlibias.audit(
+                samples, models=[Leaning(0.8, 0.4)], cache=False, bootstrap=0, progress=False
+            ), named
+
+        case(f"s27-plugins/python-audit-{name}", build, context=_plugin_registry)
+
+    def headline(value: float) -> Callable[[], Any]:
+        return lambda: _lean(
+            score=lambda columns, *a, **k: {"overall": {"n": len(columns), "lean_gap": value}}
+        )
+
+    audited("headline-nan", headline(math.nan))
+    audited("headline-beyond-its-declared-range", headline(250.0))
+    audited("headline-a-string", headline("12"))  # type: ignore[arg-type]
+
+    def expanded(name: str, samples: Callable[[], list[Any]], named: str = "plug-in 'lean'") -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            from nlibias.catalog import registry
+
+            plugin = replace(LEAN_BENCHMARK, expand=lambda source=None: Expanded(samples()))
+            _install({table: getattr(registry, table).copy() for table in _TABLES}, plugin)
+            return ["expand", "lean", "--out", str(d / "samples")], named
+
+        case(f"s27-plugins/cli-expand-{name}", build, context=_plugin_registry)
+
+    expanded("one-sample-id-twice", lambda: [sample("lean", 0, "pro"), sample("lean", 0, "pro")])
+    expanded("no-samples", lambda: [], "lean: the source expands to no samples")
+
+    def registered(name: str, plugin: Callable[[], Any], named: str) -> None:
+        case(
+            f"s27-plugins/python-register-{name}",
+            lambda d, base: (lambda: nlibias.register_benchmark(plugin()), named),
+            context=_plugin_registry,
+        )
+
+    registered("a-builtin-name-in-capitals", lambda: replace(LEAN_BENCHMARK, name="BBQ"), "BBQ")
+    registered("a-name-with-a-space", lambda: replace(LEAN_BENCHMARK, name="lean one"), "lean one")
+    registered("a-blank-name", lambda: replace(LEAN_BENCHMARK, name=" "), "name")
+
+
 KNOWN = {
     "s27-outputs/cli-score-bbq-out-holds-the-answers-file-as-predictions": (
         "the answers file --predictions o/predictions.jsonl is overwritten by the score's own predictions.jsonl (--out o), exit 0: the input is lost"
@@ -1031,6 +1091,15 @@ KNOWN = {
     "s27-damaged/cli-gate-rules-a-folder": (
         "--rules naming a folder is refused as 'rules file does not exist'"
     ),
+    "s27-plugins/cli-expand-one-sample-id-twice": (
+        "a plug-in's samples with one id twice are written (exit 0); only the audit of that file refuses them, without naming the plug-in"
+    ),
+    "s27-plugins/python-register-a-builtin-name-in-capitals": (
+        "a plug-in named 'BBQ' is registered beside the built-in 'bbq'"
+    ),
+    "s27-plugins/python-register-a-name-with-a-space": (
+        "a plug-in named 'lean one' (a space inside) is registered; other names of the catalogue are single words"
+    ),
 }
 """Defects found by this round (strict xfails), by case name."""
 
@@ -1051,6 +1120,7 @@ def s27_cases() -> list[Case]:
         _nothing_cases,
         _roles_cases,
         _damaged_cases,
+        _plugin_cases,
     ):
         group(case)
     assert set(KNOWN) <= {case.name for case in found}, set(KNOWN) - {case.name for case in found}
