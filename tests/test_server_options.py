@@ -69,13 +69,14 @@ def echo_server(echo: Callable[[str], dict[str, Any]]) -> Callable[..., Reply]:
 
 
 def by_characters(text: str) -> dict[str, Any]:
-    """One token per 3 characters, the token at position k scored -(k + 1) / 10, the first None; a
-    generated token follows at the text's end."""
-    starts = list(range(0, len(text), 3))
+    """As vLLM echoes: a "<s>" first (no log-probability), then one token per 3 characters of the
+    text, the k-th scored -k / 10, then the generated "!"; each offset counts the token strings
+    before it, "<s>" included."""
+    pieces = ["<s>", *(text[s : s + 3] for s in range(0, len(text), 3)), "!"]
     return {
-        "tokens": [text[s : s + 3] for s in starts] + ["!"],
-        "text_offset": [*starts, len(text)],
-        "token_logprobs": [None, *(-(k + 1) / 10 for k in range(1, len(starts))), -9.0],
+        "tokens": pieces,
+        "text_offset": [sum(map(len, pieces[:k])) for k in range(len(pieces))],
+        "token_logprobs": [None, *(-k / 10 for k in range(1, len(pieces) - 1)), -9.0],
     }
 
 
@@ -85,10 +86,10 @@ def test_an_option_sums_its_echoed_tokens_from_the_one_straddling_the_prompt(
     server = fake_server(echo_server(by_characters))
     backend = OpenAICompatibleLM(server.url, "m", api="completions", sleep=lambda s: None)
     (batch,) = option_batches(backend, ["Q?"], [("Yes", "No way")])
-    # the prompt sent is "Q?\nAnswer:" (10 characters); tokens start at 0, 3, 6, 9, 12, ...
-    # "Q?\nAnswer:Yes" (13): "Ans" 3-6, "wer" 6-9, ":Ye" 9-12 straddles the prompt's end, "s" 12-13:
-    #   the option is ":Ye" (position 3) and "s" (4): -0.4 - 0.5 = -0.9, two tokens
-    # "Q?\nAnswer:No way" (16): ":No" (3), " wa" (4), "y" (5): -0.4 - 0.5 - 0.6 = -1.5, three tokens
+    # the prompt sent is "Q?\nAnswer:" (10 characters, offsets 3-13 after "<s>"); "Q?\nAnswer:Yes":
+    # "Q?\n" 3-6 (k=1), "Ans" 6-9, "wer" 9-12, ":Ye" 12-15 (k=4) straddles the prompt's end at 13,
+    #   "s" 15-16 (k=5): the option is ":Ye" and "s": -0.4 - 0.5 = -0.9, two tokens
+    # "Q?\nAnswer:No way": ":No" (k=4), " wa" (5), "y" (6): -0.4 - 0.5 - 0.6 = -1.5, three tokens
     assert batch.scores[0].logprobs == pytest.approx((-0.9, -1.5))
     assert batch.scores[0].tokens == (2, 3)
     asked = [body for _, body, _ in server.requests if body["prompt"] != ALIGNMENT_PROBE]

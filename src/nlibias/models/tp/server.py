@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 from typing import Any
 
 from nlibias.models.generative.http_client import JSONClient, RetryPolicy, ServerError
@@ -36,6 +37,9 @@ def prompt_logprobs(
     (['<s>', 'A', ' b'], [None, -1.0, -2.0])
     >>> prompt_logprobs(r, "A b", after=2)  # " b" spans characters 1-3: it ends past 2
     ([' b'], [-2.0])
+    >>> r["choices"][0]["logprobs"]["text_offset"] = [0, 3, 4, 6]  # as vLLM counts them: past "<s>"
+    >>> prompt_logprobs(r, "A b"), prompt_logprobs(r, "A b", after=2)
+    ((['<s>', 'A', ' b'], [None, -1.0, -2.0]), ([' b'], [-2.0]))
     """
     try:
         logprobs = response["choices"][choice]["logprobs"]
@@ -44,9 +48,12 @@ def prompt_logprobs(
     except (KeyError, IndexError, TypeError):
         tokens, values, offsets = [], [], None
     echoed = isinstance(offsets, list) and len(offsets) == len(tokens)
+    # vLLM counts offsets over its token strings, a leading "<s>" included: the text starts past it
+    by_strings = offsets == list(accumulate(map(len, tokens[:-1]), initial=0))
+    shift = max("".join(tokens).find(prompt), 0) if by_strings else 0
     # without offsets, the one generated token comes last
-    keep = max(sum(1 for offset in offsets if offset < len(prompt)), 1) if echoed else len(tokens) - 1
-    first = 0 if after is None or not echoed else sum(1 for end in offsets[1:keep] if end <= after)
+    keep = max(sum(1 for o in offsets if o < shift + len(prompt)), 1) if echoed else len(tokens) - 1
+    first = 0 if after is None or not echoed else sum(1 for end in offsets[1:keep] if end <= shift + after)
     if not tokens or (after is not None and not 0 < first < keep):  # no prompt tokens, or no option
         raise ServerError(
             f"{source or 'the server'} returned no prompt log-probabilities (logprobs.tokens/token_logprobs/"
