@@ -24,7 +24,7 @@ from nlibias.models.generative.prompts import CHOICE_STYLES
 from nlibias.models.generative.sources import CausalLMSource
 from nlibias.models.tp.server import ALIGNMENT_PROBE
 from test_bbq import TEMPLATE, synthetic_data_allowed, write_rows  # noqa: F401 (autouse: synthetic data)
-from test_openai_http import FakeServer, Reply
+from test_openai_http import FakeServer, Reply, chat_reply
 
 OPTIONS = ("The grandfather", "The grandson", "Can't be determined")
 QUESTIONS = [
@@ -142,11 +142,26 @@ def test_server_scores_equal_in_process_scores_of_the_same_model(
     assert len(server.requests) == 2 + len(QUESTIONS)  # the alignment probe, then one a question
 
 
-def test_the_chat_api_is_refused_before_any_request(fake_server: Callable[..., FakeServer]) -> None:
-    server = fake_server()  # (its echo is never asked)
+def test_the_chat_api_is_refused_before_any_request(
+    fake_server: Callable[..., FakeServer], bbq_run: Path
+) -> None:
+    server = fake_server(lambda n, path, payload, headers: chat_reply(payload))
     with pytest.raises(ConfigError, match=r"openai-completions:URL#MODEL.*--mode generated") as caught:
         next(option_batches(OpenAICompatibleLM(server.url, "m"), ["q"], [("a", "b")]))
-    assert caught.value.parameter == "mode" and server.requests == []
+    assert caught.value.parameter == "mode"
+    with pytest.raises(ConfigError, match=r"^m: scoring multiple-choice options needs .* the chat API"):
+        nlibias.audit(bbq_run, generative=f"openai:{server.url}#m", cache=False, progress=False)
+    assert server.requests == []  # refused as the predictors are built, before any model runs
+    generated = nlibias.audit(
+        bbq_run,
+        generative=f"openai:{server.url}#m",
+        mode="generated",
+        prompts="race",
+        cache=False,
+        bootstrap=0,
+        progress=False,
+    )
+    assert generated.metrics["models"]["m|prompt=race|generated"]["overall"]["n"] == 4  # replies unparsed
 
 
 def no_echo(n: int, path: str, payload: dict[str, Any], headers: dict[str, str]) -> Reply:

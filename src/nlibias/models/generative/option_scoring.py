@@ -74,22 +74,13 @@ class OptionBatch:
 def option_batches(
     backend: Any, prompts: Sequence[str], options: Sequence[Sequence[str]]
 ) -> Iterator[OptionBatch]:
-    """Score each question's options, questions of similar prompt lengths batched; a server's chat
-    API is refused (it cannot echo a prompt)."""
+    """Score each question's options, questions of similar prompt lengths batched."""
     if isinstance(backend, FakeGenerativeBackend):
         for i, (prompt, opts) in enumerate(zip(prompts, options, strict=True)):
             backend.calls += 1
             yield OptionBatch([i], [_fake_scores(backend, prompt, opts)])
         return
-    server = isinstance(backend, OpenAICompatibleLM) and backend.api == "completions"
-    if not server and not isinstance(backend, HFCausalLM):
-        raise ConfigError(
-            f"{backend.name}: scoring multiple-choice options needs a model loaded here (smollm2, hf:, gguf:) "
-            "or a server's completions API, which echoes prompt log-probabilities (openai-completions:URL#MODEL; "
-            "the chat API, openai:, cannot); ask a chat server with mode='generated' (--mode generated)",
-            parameter="mode",
-        )
-    if server:
+    if echoes_options(backend):
         yield from _server_batches(backend, prompts, options)
         return
     model, tokenizer = backend.load()
@@ -109,6 +100,20 @@ def option_batches(
         flat = [t for ts in tails for t in ts]
         padded = len(prefixes) * max(map(len, prefixes)) + len(flat) * max(map(len, flat))
         yield OptionBatch(batch, scores, real, padded)
+
+
+def echoes_options(backend: Any) -> bool:
+    """Whether a server's completions API scores ``backend``'s options from its echo; a backend that
+    can score none (a chat API cannot echo a prompt) is refused."""
+    server = isinstance(backend, OpenAICompatibleLM) and backend.api == "completions"
+    if not server and not isinstance(backend, HFCausalLM | FakeGenerativeBackend):
+        raise ConfigError(
+            f"{backend.name}: scoring multiple-choice options needs a model loaded here (smollm2, hf:, gguf:) "
+            "or a server's completions API, which echoes prompt log-probabilities (openai-completions:URL#MODEL; "
+            "the chat API, openai:, cannot); ask a chat server with mode='generated' (--mode generated)",
+            parameter="mode",
+        )
+    return server
 
 
 def _server_batches(
