@@ -22,17 +22,18 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig
 from nlibias.extension.counterfactual import expand_counterfactuals
 from nlibias.extension.dataset import export_dataset, local_model_names, renamed
-from nlibias.extension.fill import fill_masked_samples
-from nlibias.extension.fill_compare import compare_fills
+from nlibias.extension.fill import compare_fills, fill_masked_samples
 from nlibias.extension.filtering import filter_candidates, misprediction_table, policy_counts
-from nlibias.extension.masked_samples import MaskedSample, expand_masked_templates, masked_counts
 from nlibias.extension.masked_templates import (
+    MaskedSample,
     MaskedTemplate,
     combine_templates,
     default_stopwords_path,
     derive_masked_templates,
+    expand_masked_templates,
     load_masked_templates,
     load_stopwords,
+    masked_counts,
     template_counts,
 )
 from nlibias.extension.validation_handoff import (
