@@ -1,7 +1,7 @@
-"""The seven stages of the extension pipeline, each a function of the run (:class:`StageContext`)
-that reads its predecessor's files, writes its own and returns its counts (or a message to wait);
-and what each depends on (:func:`stage_settings`: flat dotted keys, with the model files' hashes and
-the resolved dtype). Every setting of a stage's section is in but :data:`SPEED_ONLY`, so a new
+"""The seven stages of the extension pipeline (:data:`SPECS`), each a function of the run
+(:class:`StageContext`) that reads its predecessor's files, writes its own and returns its counts (or
+a message to wait), with the files it reads and writes and what else it depends on (flat dotted keys,
+with the model files' hashes and the resolved dtype). Every setting of a stage's section is in but :data:`SPEED_ONLY`, so a new
 option can never let two runs mix silently.
 
 >>> model_files("fake:x", None) is None
@@ -21,7 +21,7 @@ from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig
 from nlibias.extension.counterfactual import expand_counterfactuals
-from nlibias.extension.dataset import export_dataset, local_model_names, renamed
+from nlibias.extension.dataset import DATA_FILES, export_dataset, local_model_names, renamed
 from nlibias.extension.fill import compare_fills, fill_masked_samples
 from nlibias.extension.filtering import filter_candidates, misprediction_table, policy_counts
 from nlibias.extension.masked_templates import (
@@ -411,24 +411,77 @@ def _filter(p: StageContext) -> dict[str, Any]:
     }
 
 
-_SETTINGS: dict[str, Callable[[StageContext], dict[str, Any]]] = {
-    "masks": _masks,
-    "masked": _source,
-    "fill": _fill,
-    "filter": _filter,
-    "validate": lambda p: {"validation.unvalidated": p.config.validation.unvalidated},
-    "counterfactual": _source,
-    # everything the card records, and its title
-    "export": lambda p: {
-        **{f"card.{k}": v for k, v in p.card_config().items()},
-        "pretty_name": p.config.pretty_name,
-    },
+@dataclass(frozen=True)
+class StageSpec:
+    """One stage as the pipeline runs it."""
+
+    run: Callable[[StageContext], dict[str, Any] | str]
+    """Reads its inputs, writes its outputs; returns its counts, or why it waits."""
+    settings: Callable[[StageContext], dict[str, Any]]
+    """What, besides its input files, determines its outputs (flat dotted keys)."""
+    outputs: tuple[str, ...]
+    """What it writes, relative to the run (the first marks it written)."""
+    inputs: tuple[str, ...] = ()
+    """The earlier stages' files it reads (their hashes are inputs)."""
+    judged: bool = False
+    """It reads the judgements file (its content and resolution record are inputs)."""
+
+
+_DATASET = ("README.md", "samples.jsonl", "samples.parquet", *DATA_FILES.values())
+SPECS: dict[str, StageSpec] = {
+    "masks": StageSpec(run_masks, _masks, ("masks/templates.jsonl", "masks/counts.json")),
+    "masked": StageSpec(
+        run_masked, _source, ("masked/samples.jsonl", "masked/counts.json"), ("masks/templates.jsonl",)
+    ),
+    "fill": StageSpec(
+        run_fill, _fill, ("fill/candidates.jsonl", "fill/stats.json"), ("masked/samples.jsonl",)
+    ),
+    "filter": StageSpec(
+        run_filter,
+        _filter,
+        ("filter/candidates.jsonl", "filter/kept.jsonl", "filter/summary.json", "filter/fill_compare.json"),
+        ("fill/candidates.jsonl", "masked/samples.jsonl"),
+    ),
+    "validate": StageSpec(
+        run_validate,
+        lambda p: {"validation.unvalidated": p.config.validation.unvalidated},
+        ("validation/queue.csv", "validation/accepted.jsonl", "validation/summary.json"),
+        ("filter/kept.jsonl",),
+        judged=True,
+    ),
+    "counterfactual": StageSpec(
+        run_counterfactual,
+        _source,
+        ("counterfactual/samples.jsonl", "counterfactual/stats.json"),
+        ("validation/accepted.jsonl", "validation/summary.json", "filter/candidates.jsonl"),
+        judged=True,
+    ),
+    "export": StageSpec(
+        run_export,
+        # everything the card records, and its title
+        lambda p: {
+            **{f"card.{k}": v for k, v in p.card_config().items()},
+            "pretty_name": p.config.pretty_name,
+        },
+        tuple(f"dataset/{rel}" for rel in _DATASET),
+        (
+            "counterfactual/samples.jsonl",
+            "counterfactual/stats.json",
+            "masks/counts.json",
+            "masked/counts.json",
+            "fill/stats.json",
+            "filter/summary.json",
+            "filter/fill_compare.json",
+            "validation/summary.json",
+        ),
+    ),
 }
+"""The stages in the order they run."""
 
 
 def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
     """What, besides its input files, determines a stage's outputs (flat dotted keys)."""
-    return _SETTINGS[stage](p)
+    return SPECS[stage].settings(p)
 
 
 def judgements_input(p: StageContext) -> dict[str, str | None]:
