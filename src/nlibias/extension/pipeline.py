@@ -102,7 +102,8 @@ class Pipeline:
         progress: bool = True,
         on_stage: Callable[[StageReport], None] | None = None,
     ) -> None:
-        self.config, self.run_dir, self.factories = config, Path(config.run_dir), factories
+        self.config: ExtendConfig = config
+        self.run_dir, self.factories = Path(config.run_dir), factories
         self.progress, self.on_stage = progress, on_stage
         self._cache: PredictionCache | None = None
         self._settings_memo: dict[str, dict[str, Any]] = {}
