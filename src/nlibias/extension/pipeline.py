@@ -1,5 +1,5 @@
 """The ``nlibias extend`` pipeline: masks → masked → fill → filter → validate → counterfactual → export.
-A finished stage whose record (:func:`.stages.stage_settings`) matches is skipped, so a killed run resumes; a
+A finished stage whose record (:data:`.stages.SPECS`) matches is skipped, so a killed run resumes; a
 rerun with other settings is refused unless ``force`` or ``from_stage``; a stage that runs removes
 the later stages' outputs, so the directory never mixes two runs."""
 
@@ -22,7 +22,7 @@ from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConf
 from nlibias.extension.fill import causal_filler_for, masked_target
 from nlibias.extension.filtering import filter_classifier
 from nlibias.extension.masked_templates import default_templates_path
-from nlibias.extension.stages import SPECS, Factories, judgements_input, stage_settings
+from nlibias.extension.stages import SPECS, Factories, judgements_input
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
@@ -138,9 +138,9 @@ class Pipeline:
         return self._cache
 
     def settings(self, stage: str) -> dict[str, Any]:
-        """What, besides its input files, determines a stage's outputs (:func:`.stages.stage_settings`)."""
+        """What, besides its input files, determines a stage's outputs (:attr:`.stages.StageSpec.settings`)."""
         if stage not in self._settings_memo:
-            self._settings_memo[stage] = stage_settings(self, stage)
+            self._settings_memo[stage] = SPECS[stage].settings(self)
         return self._settings_memo[stage]
 
     def inputs(self, stage: str) -> dict[str, Any]:
@@ -161,10 +161,6 @@ class Pipeline:
         inputs = {"version": PIPELINE_VERSION, "settings": self.settings(stage), "files": self.inputs(stage)}
         record = record_path(self.run_dir, stage)
         return Stage(stage, self.run_dir / SPECS[stage].outputs[0], record, inputs, recorded=True)
-
-    def finished(self, stage: str) -> dict[str, Any] | None:
-        """The stage's record when it matches this run's inputs and its outputs are intact, else None."""
-        return self._checked(stage)[0]
 
     def _checked(self, stage: str) -> tuple[dict[str, Any] | None, list[str]]:
         """The stage's record when it is done, else None; and its recorded outputs that no longer
@@ -204,7 +200,7 @@ class Pipeline:
         else:
             found: dict[str, dict[str, Any]] = {}
             for stage in STAGES[:first]:
-                record = self.finished(stage)
+                record = self._checked(stage)[0]
                 if record is None:
                     problem = f": the earlier stage {stage!r} has not finished or its inputs changed"
                     break

@@ -455,11 +455,6 @@ SPECS: dict[str, StageSpec] = {
 """The stages in the order they run."""
 
 
-def stage_settings(p: Pipeline, stage: str) -> dict[str, Any]:
-    """What, besides its input files, determines a stage's outputs (flat dotted keys)."""
-    return SPECS[stage].settings(p)
-
-
 def judgements_input(p: Pipeline) -> dict[str, str | None]:
     """The judgements file's content (not its path) and its resolution record, as inputs."""
     path = p.judgements_path()
