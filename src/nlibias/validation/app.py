@@ -268,7 +268,7 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: AnnotationRound) -> 
         if body.label not in ROUND_LABELS[body.round]:
             raise HTTPException(422, f"{body.label!r} is not a {body.round} label")
         if body.round == "stereotype":
-            mine = store.current(annotator=who).get(body.hypothesis_id, {}).get(who)
+            mine = queue.answers_of(who).get(body.hypothesis_id)
             if mine is None or mine.category != "valid":
                 raise HTTPException(409, "mark the hypothesis valid before choosing pro/anti")
         store.record(body.hypothesis_id, who, body.round, body.label)
