@@ -29,8 +29,7 @@ def masked_texts(n: int) -> list[str]:
     from nlibias.benchmarks.bbnli import load_bbnli_dir
     from nlibias.benchmarks.bbnli_source import BBNLI_DATA
     from nlibias.benchmarks.data_locations import resolve_data
-    from nlibias.extension.masked_samples import expand_masked_templates
-    from nlibias.extension.masked_templates import load_masked_templates
+    from nlibias.extension.masked_templates import expand_masked_templates, load_masked_templates
 
     everything = load_bbnli_dir(resolve_data(BBNLI_DATA))
     chosen = [s for s in everything if s.subtopic in SUBTOPICS]

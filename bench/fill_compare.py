@@ -50,10 +50,8 @@ def main() -> None:
     from nlibias.benchmarks.data_locations import resolve_data
     from nlibias.extension.card import fill_comparison_section
     from nlibias.extension.config import MLMConfig
-    from nlibias.extension.fill import causal_filler_for
-    from nlibias.extension.fill_compare import compare_fills
-    from nlibias.extension.masked_samples import expand_masked_templates
-    from nlibias.extension.masked_templates import load_masked_templates
+    from nlibias.extension.fill import causal_filler_for, compare_fills
+    from nlibias.extension.masked_templates import expand_masked_templates, load_masked_templates
     from nlibias.models.mlm.hf import HFMaskedLMFiller
     from nlibias.models.registry import create_classifier
     from nlibias.runtime.cache import PredictionCache, default_cache_path

@@ -7,7 +7,7 @@ from types import SimpleNamespace as N
 
 from nlibias.extension.card import flat_identity, model_rows, resolution_note, source_record
 from nlibias.extension.dataset import local_model_names, renamed
-from nlibias.extension.fill_compare import fill_statistics
+from nlibias.extension.fill import fill_statistics
 from nlibias.extension.validation_handoff import disagreed_hypotheses
 from nlibias.schema import Sample
 from nlibias.validation.address import bind_socket, check_bind, foreign_origin, same_origin

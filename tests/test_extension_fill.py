@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nlibias.extension.fill import fill_masked_samples
-from nlibias.extension.masked_samples import MaskedSample, expand_masked_templates
+from nlibias.extension.masked_templates import MaskedSample, expand_masked_templates
 from nlibias.models.mlm.hf import (
     detect_scheme,
     find_mask_head,

@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nlibias.errors import ConfigError
-from nlibias.extension.filtering import (
-    FilterPolicy,
-    filter_candidates,
-    misprediction_table,
-    parse_policy,
-    policy_counts,
-)
+from nlibias.extension.config_rules import FilterPolicy, parse_policy
+from nlibias.extension.filtering import filter_candidates, misprediction_table, policy_counts
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.schema import Sample
 

@@ -9,7 +9,6 @@ import pytest
 
 from nlibias.benchmarks.bbnli import BBNLISubtopic, BBNLITemplate, load_bbnli_dir
 from nlibias.errors import SourceError
-from nlibias.extension.masked_samples import expand_masked_templates, masked_counts
 from nlibias.extension.masked_templates import (
     MASK,
     STRATEGIES,
@@ -18,7 +17,9 @@ from nlibias.extension.masked_templates import (
     combine_templates,
     default_templates_path,
     derive_masked_templates,
+    expand_masked_templates,
     load_masked_templates,
+    masked_counts,
     template_counts,
     template_id,
 )

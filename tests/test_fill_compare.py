@@ -10,10 +10,12 @@ import pytest
 
 from nlibias.benchmarks.bbnli import load_bbnli_dir
 from nlibias.extension.card import fill_comparison_table, model_rows, models_section
-from nlibias.extension.fill import fill_masked_samples
-from nlibias.extension.fill_compare import compare_fills
-from nlibias.extension.masked_samples import expand_masked_templates, original_hypothesis
-from nlibias.extension.masked_templates import load_masked_templates
+from nlibias.extension.fill import compare_fills, fill_masked_samples
+from nlibias.extension.masked_templates import (
+    expand_masked_templates,
+    load_masked_templates,
+    original_hypothesis,
+)
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.models.mlm.mask_filler import MASK, FakeMaskFiller
 

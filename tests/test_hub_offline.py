@@ -104,7 +104,7 @@ def test_the_embedded_model_names_never_reach_the_hub(monkeypatch, tmp_path: Pat
     prompt:smollm2` asked the hub for smollm2/config.json (minutes of retries offline)."""
     from types import SimpleNamespace
 
-    from nlibias.extension.stages import model_files, resolved_dtype, stage_settings
+    from nlibias.extension.stages import SPECS, model_files, resolved_dtype
     from nlibias.io.stages import model_identity
     from nlibias.jobs.extend import extend_config
     from nlibias.models.generative.sources import local_source
@@ -121,8 +121,8 @@ def test_the_embedded_model_names_never_reach_the_hub(monkeypatch, tmp_path: Pat
     # the fill and filter stages' settings, as `extend --fill-model smollm2 --filter-model
     # prompt:smollm2` computes them before either stage runs
     run = SimpleNamespace(config=extend_config(fill_model="smollm2", classifiers=["prompt:smollm2"]))
-    assert stage_settings(run, "fill")["mlm.files"] == weights  # type: ignore[arg-type]
-    assert [m["files"] for m in stage_settings(run, "filter")["filter.models"]] == [weights]  # type: ignore[arg-type]
+    assert SPECS["fill"].settings(run)["mlm.files"] == weights  # type: ignore[arg-type]
+    assert [m["files"] for m in SPECS["filter"].settings(run)["filter.models"]] == [weights]  # type: ignore[arg-type]
     assert attempts == []
 
 

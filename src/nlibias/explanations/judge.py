@@ -104,10 +104,8 @@ def judge_answers(
             by_premise, by_hypothesis = run.probs[at].tolist(), run.probs[at + 1].tolist()
             at += 2
             grounded = is_grounded(stance_of(by_premise), stance_of(by_hypothesis))
-            sentences.append(
-                {"text": sentence, "premise": _probs(by_premise), "hypothesis": _probs(by_hypothesis),
-                 "grounded": grounded}
-            )  # fmt: skip
+            probs = {"premise": _probs(by_premise), "hypothesis": _probs(by_hypothesis)}
+            sentences.append({"text": sentence, **probs, "grounded": grounded})
         row = _row(item, judge_reference(judge), sentences)
         if item.sentences:
             stance_probs = run.probs[at].tolist()

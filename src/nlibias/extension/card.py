@@ -298,7 +298,7 @@ def models_section(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def fill_comparison_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Rows of :func:`nlibias.extension.fill_compare.compare_fills` as a Markdown table."""
+    """Rows of :func:`nlibias.extension.fill.compare_fills` as a Markdown table."""
     headers = ["fill model", "kind", "candidates", "variants per template", "distinct words"]
     headers += ["meaning changed (proxy)", "kept by filter"]
     keys = ("fill_model", "kind", "candidates", "variants_per_template", "distinct_words")

@@ -12,8 +12,7 @@ from typing import Any
 from nlibias.benchmarks.bbnli import BBNLISubtopic, Formulation
 from nlibias.benchmarks.templating import render
 from nlibias.errors import NlibiasError
-from nlibias.extension.masked_samples import SOURCE
-from nlibias.extension.masked_templates import MASK
+from nlibias.extension.masked_templates import MASK, SOURCE
 from nlibias.extension.validation_handoff import Judgement, hypothesis_id
 from nlibias.schema import Sample, Stereotype
 

@@ -12,9 +12,7 @@ from typing import Any
 import numpy as np
 
 from nlibias.extension.config import FilterConfig, FilterModelConfig
-from nlibias.extension.config_rules import FilterPolicy as FilterPolicy
-from nlibias.extension.config_rules import ensemble_refusal
-from nlibias.extension.config_rules import parse_policy as parse_policy
+from nlibias.extension.config_rules import FilterPolicy, ensemble_refusal, parse_policy
 from nlibias.models.base import NLIClassifier
 from nlibias.models.registry import create_classifier, split_spec
 from nlibias.runtime.cache import PredictionCache
@@ -114,10 +112,9 @@ def misprediction_table(candidates: Sequence[Sample], models: Sequence[str]) -> 
 def policy_counts(candidates: Sequence[Sample], models: int) -> dict[str, int]:
     """How many candidates each policy would keep: ``any``, ``all`` and ``at_least:k`` for k = 1..models."""
     wrong = [int(c.provenance.get("mispredicted_by", 0)) for c in candidates]
-    counts = {"any": sum(1 for w in wrong if w >= 1), "all": sum(1 for w in wrong if models and w == models)}
-    for k in range(1, models + 1):
-        counts[f"at_least:{k}"] = sum(1 for w in wrong if w >= k)
-    return counts
+    policies = [FilterPolicy("any"), FilterPolicy("all")]
+    policies += [FilterPolicy("at_least", k) for k in range(1, models + 1)]
+    return {policy.describe(): sum(policy.keeps(w, models) for w in wrong) for policy in policies}
 
 
 def filter_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:

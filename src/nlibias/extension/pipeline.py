@@ -1,5 +1,5 @@
 """The ``nlibias extend`` pipeline: masks → masked → fill → filter → validate → counterfactual → export.
-A finished stage whose record (:func:`.stages.stage_settings`) matches is skipped, so a killed run resumes; a
+A finished stage whose record (:data:`.stages.SPECS`) matches is skipped, so a killed run resumes; a
 rerun with other settings is refused unless ``force`` or ``from_stage``; a stage that runs removes
 the later stages' outputs, so the directory never mixes two runs."""
 
@@ -18,13 +18,11 @@ from nlibias.benchmarks.bbnli import BBNLISubtopic, load_bbnli_dir
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.errors import ConfigError, SourceError, did_you_mean
-from nlibias.extension import stages
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, dump_config
-from nlibias.extension.dataset import DATA_FILES
 from nlibias.extension.fill import causal_filler_for, masked_target
 from nlibias.extension.filtering import filter_classifier
 from nlibias.extension.masked_templates import default_templates_path
-from nlibias.extension.stages import Factories, judgements_input, stage_settings
+from nlibias.extension.stages import SPECS, Factories, judgements_input
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
@@ -47,43 +45,8 @@ from nlibias.models.mlm.mask_filler import FakeMaskFiller, MaskFiller
 from nlibias.runtime.cache import PredictionCache, default_cache_path
 from nlibias.schema.model_ref import ModelRef
 
-STAGES: tuple[str, ...] = ("masks", "masked", "fill", "filter", "validate", "counterfactual", "export")
+STAGES: tuple[str, ...] = tuple(SPECS)
 PIPELINE_VERSION = 2
-
-OUTPUTS: dict[str, tuple[str, ...]] = {
-    "masks": ("masks/templates.jsonl", "masks/counts.json"),
-    "masked": ("masked/samples.jsonl", "masked/counts.json"),
-    "fill": ("fill/candidates.jsonl", "fill/stats.json"),
-    "filter": (
-        "filter/candidates.jsonl",
-        "filter/kept.jsonl",
-        "filter/summary.json",
-        "filter/fill_compare.json",
-    ),
-    "validate": ("validation/queue.csv", "validation/accepted.jsonl", "validation/summary.json"),
-    "counterfactual": ("counterfactual/samples.jsonl", "counterfactual/stats.json"),
-    "export": tuple(
-        f"dataset/{rel}" for rel in ("README.md", "samples.jsonl", "samples.parquet", *DATA_FILES.values())
-    ),
-}
-INPUTS: dict[str, tuple[str, ...]] = {
-    "masks": (),
-    "masked": ("masks/templates.jsonl",),
-    "fill": ("masked/samples.jsonl",),
-    "filter": ("fill/candidates.jsonl", "masked/samples.jsonl"),
-    "validate": ("filter/kept.jsonl",),
-    "counterfactual": ("validation/accepted.jsonl", "validation/summary.json", "filter/candidates.jsonl"),
-    "export": (
-        "counterfactual/samples.jsonl",
-        "counterfactual/stats.json",
-        "masks/counts.json",
-        "masked/counts.json",
-        "fill/stats.json",
-        "filter/summary.json",
-        "filter/fill_compare.json",
-        "validation/summary.json",
-    ),
-}
 
 
 def default_filler(settings: MLMConfig) -> MaskFiller:
@@ -139,7 +102,8 @@ class Pipeline:
         progress: bool = True,
         on_stage: Callable[[StageReport], None] | None = None,
     ) -> None:
-        self.config, self.run_dir, self.factories = config, Path(config.run_dir), factories
+        self.config: ExtendConfig = config
+        self.run_dir, self.factories = Path(config.run_dir), factories
         self.progress, self.on_stage = progress, on_stage
         self._cache: PredictionCache | None = None
         self._settings_memo: dict[str, dict[str, Any]] = {}
@@ -174,21 +138,21 @@ class Pipeline:
         return self._cache
 
     def settings(self, stage: str) -> dict[str, Any]:
-        """What, besides its input files, determines a stage's outputs (:func:`.stages.stage_settings`)."""
+        """What, besides its input files, determines a stage's outputs (:attr:`.stages.StageSpec.settings`)."""
         if stage not in self._settings_memo:
-            self._settings_memo[stage] = stage_settings(self, stage)
+            self._settings_memo[stage] = SPECS[stage].settings(self)
         return self._settings_memo[stage]
 
     def inputs(self, stage: str) -> dict[str, Any]:
         """The hashes of the files a stage reads."""
         inputs: dict[str, Any] = {}
-        for rel in INPUTS[stage]:
+        for rel in SPECS[stage].inputs:
             path = self.run_dir / rel
             if not path.exists():
                 reason = f"missing: stage {stage} needs the outputs of the earlier stages"
                 raise SourceError(path, None, reason)
             inputs[rel] = sha256_file(path)
-        if stage in ("validate", "counterfactual"):
+        if SPECS[stage].judged:
             inputs.update(judgements_input(self))
         return inputs
 
@@ -196,11 +160,7 @@ class Pipeline:
         """The stage as :mod:`nlibias.io.stages` sees it: done when its record says it finished."""
         inputs = {"version": PIPELINE_VERSION, "settings": self.settings(stage), "files": self.inputs(stage)}
         record = record_path(self.run_dir, stage)
-        return Stage(stage, self.run_dir / OUTPUTS[stage][0], record, inputs, recorded=True)
-
-    def finished(self, stage: str) -> dict[str, Any] | None:
-        """The stage's record when it matches this run's inputs and its outputs are intact, else None."""
-        return self._checked(stage)[0]
+        return Stage(stage, self.run_dir / SPECS[stage].outputs[0], record, inputs, recorded=True)
 
     def _checked(self, stage: str) -> tuple[dict[str, Any] | None, list[str]]:
         """The stage's record when it is done, else None; and its recorded outputs that no longer
@@ -240,7 +200,7 @@ class Pipeline:
         else:
             found: dict[str, dict[str, Any]] = {}
             for stage in STAGES[:first]:
-                record = self.finished(stage)
+                record = self._checked(stage)[0]
                 if record is None:
                     problem = f": the earlier stage {stage!r} has not finished or its inputs changed"
                     break
@@ -255,7 +215,7 @@ class Pipeline:
         for later in STAGES[STAGES.index(stage) :]:
             remove_record(self.run_dir, later)
             if later != stage:
-                for rel in OUTPUTS[later]:
+                for rel in SPECS[later].outputs:
                     (self.run_dir / rel).unlink(missing_ok=True)
 
     def run(
@@ -270,7 +230,7 @@ class Pipeline:
         if not force:
             self._refuse_other_settings(first_forced)
         finished = self._finished_before(from_stage, until) if from_stage else {}
-        written = [self.run_dir / rel for rels in OUTPUTS.values() for rel in rels]
+        written = [self.run_dir / rel for spec in SPECS.values() for rel in spec.outputs]
         refuse_overwrites({"out_dir": written, "cache": self.config.cache}, {})
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
@@ -306,14 +266,13 @@ class Pipeline:
     def _run_stage(self, stage: str, damaged: Sequence[str] = ()) -> StageReport:
         self._invalidate_after(stage)
         began = time.perf_counter()
-        handler: Callable[[Pipeline], dict[str, Any] | str] = getattr(stages, f"run_{stage}")
-        outcome = handler(self)
+        outcome = SPECS[stage].run(self)
         seconds = round(time.perf_counter() - began, 3)
         if isinstance(outcome, str):
             return StageReport(stage, "waiting", seconds, {}, outcome)
         # settings again: a hub model downloaded by the stage now resolves to its commit
         self._settings_memo.pop(stage, None)
-        finish_stage(self.run_dir, self.stage(stage), OUTPUTS[stage], counts=outcome, seconds=seconds)
+        finish_stage(self.run_dir, self.stage(stage), SPECS[stage].outputs, counts=outcome, seconds=seconds)
         redone = f"recomputed: {'; '.join(damaged)}" if damaged else ""
         return StageReport(stage, "ran", seconds, outcome, redone)
 

@@ -1,8 +1,8 @@
-"""The seven stages of the extension pipeline, each a function of the run (:class:`StageContext`)
-that reads its predecessor's files, writes its own and returns its counts (or a message to wait);
-and what each depends on (:func:`stage_settings`: flat dotted keys, with the model files' hashes and
-the resolved dtype). Every setting of a stage's section is in but :data:`SPEED_ONLY`, so a new
-option can never let two runs mix silently.
+"""The seven stages of the extension pipeline (:data:`SPECS`), each a function of the run
+(:class:`~.pipeline.Pipeline`) that reads its predecessor's files, writes its own and returns its
+counts (or a message to wait), with the files it reads and writes and what else it depends on (flat
+dotted keys, with the model files' hashes and the resolved dtype). Every setting of a stage's
+section is in but :data:`SPEED_ONLY`, so a new option can never let two runs mix silently.
 
 >>> model_files("fake:x", None) is None
 True
@@ -15,24 +15,24 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.errors import ConfigError, SourceError
-from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig
+from nlibias.extension.config import FilterConfig, FilterModelConfig, MLMConfig
 from nlibias.extension.counterfactual import expand_counterfactuals
-from nlibias.extension.dataset import export_dataset, local_model_names, renamed
-from nlibias.extension.fill import fill_masked_samples
-from nlibias.extension.fill_compare import compare_fills
+from nlibias.extension.dataset import DATA_FILES, export_dataset, local_model_names, renamed
+from nlibias.extension.fill import compare_fills, fill_masked_samples
 from nlibias.extension.filtering import filter_candidates, misprediction_table, policy_counts
-from nlibias.extension.masked_samples import MaskedSample, expand_masked_templates, masked_counts
 from nlibias.extension.masked_templates import (
+    MaskedSample,
     MaskedTemplate,
     combine_templates,
     default_stopwords_path,
     derive_masked_templates,
+    expand_masked_templates,
     load_masked_templates,
     load_stopwords,
+    masked_counts,
     template_counts,
 )
 from nlibias.extension.validation_handoff import (
@@ -56,9 +56,11 @@ from nlibias.models.hub_reach import hub_file
 from nlibias.models.mlm.causal_fill import split_fill_spec, stopwords_hash
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.models.mlm.model_names import loading_as
-from nlibias.runtime.cache import PredictionCache
 from nlibias.schema import Sample
 from nlibias.schema.model_ref import ModelRef, without_options
+
+if TYPE_CHECKING:
+    from nlibias.extension.pipeline import Pipeline
 
 T = TypeVar("T")
 
@@ -69,31 +71,6 @@ class Factories:
 
     filler: Callable[[MLMConfig], MaskFiller]
     classifier: Callable[[FilterModelConfig, FilterConfig], NLIClassifier]
-
-
-class StageContext(Protocol):
-    """One run as its stages and fingerprints see it (:class:`~.pipeline.Pipeline` implements it);
-    ``subtopics``: those the run extends, ``templates_path``: None for derived templates only."""
-
-    config: ExtendConfig
-    run_dir: Path
-    factories: Factories
-    progress: bool
-
-    @property
-    def all_subtopics(self) -> list[BBNLISubtopic]: ...
-
-    @property
-    def subtopics(self) -> list[BBNLISubtopic]: ...
-
-    @property
-    def cache(self) -> PredictionCache: ...
-
-    def templates_path(self) -> Path | None: ...
-
-    def judgements_path(self) -> Path: ...
-
-    def card_config(self) -> dict[str, Any]: ...
 
 
 def write_records(path: Path, records: Sequence[Any]) -> None:
@@ -116,7 +93,7 @@ def read_records(path: Path, make: Callable[[dict[str, Any]], T]) -> list[T]:
     return records
 
 
-def run_masks(p: StageContext) -> dict[str, Any]:
+def run_masks(p: Pipeline) -> dict[str, Any]:
     selected = {s.subtopic for s in p.subtopics}
     path = p.templates_path()
     curated = load_masked_templates(path, p.all_subtopics) if path is not None else []
@@ -140,7 +117,7 @@ def run_masks(p: StageContext) -> dict[str, Any]:
     return {"templates": len(templates), "curated": origins["curated"], "derived": origins["derived"]}
 
 
-def run_masked(p: StageContext) -> dict[str, Any]:
+def run_masked(p: Pipeline) -> dict[str, Any]:
     templates = read_records(p.run_dir / "masks/templates.jsonl", MaskedTemplate.from_dict)
     masked = expand_masked_templates(templates, p.subtopics)
     write_records(p.run_dir / "masked/samples.jsonl", masked)
@@ -149,7 +126,7 @@ def run_masked(p: StageContext) -> dict[str, Any]:
     return {"masked_samples": len(masked), "unique_masked_hypotheses": len({m.hypothesis for m in masked})}
 
 
-def run_fill(p: StageContext) -> dict[str, Any]:
+def run_fill(p: Pipeline) -> dict[str, Any]:
     masked = read_records(p.run_dir / "masked/samples.jsonl", MaskedSample.from_dict)
     mlm = p.config.mlm
     with loading_as("fill_model", mlm.model):
@@ -162,7 +139,7 @@ def run_fill(p: StageContext) -> dict[str, Any]:
     return run.stats()
 
 
-def run_filter(p: StageContext) -> dict[str, Any]:
+def run_filter(p: Pipeline) -> dict[str, Any]:
     candidates = read_records(p.run_dir / "fill/candidates.jsonl", Sample.from_dict)
     settings = p.config.filter
     classifiers = []
@@ -190,7 +167,7 @@ def run_filter(p: StageContext) -> dict[str, Any]:
     return {"candidates": len(run.candidates), "kept": len(run.kept), "policy": run.policy.describe()}
 
 
-def compare_run_fills(p: StageContext, classifiers: Sequence[NLIClassifier]) -> dict[str, Any]:
+def compare_run_fills(p: Pipeline, classifiers: Sequence[NLIClassifier]) -> dict[str, Any]:
     """The run's fill and each of ``filter.compare_fills`` compared on its masked samples (the first
     filter model judges); ``{"rows": []}`` without any."""
     others = p.config.filter.compare_fills
@@ -223,7 +200,7 @@ def compare_run_fills(p: StageContext, classifiers: Sequence[NLIClassifier]) -> 
     }
 
 
-def load_judgements(p: StageContext) -> dict[str, Judgement] | None:
+def load_judgements(p: Pipeline) -> dict[str, Judgement] | None:
     """The run's judgements (validated against its queue), or None when there is no judgements file."""
     path = p.judgements_path()
     if not path.exists():
@@ -231,7 +208,7 @@ def load_judgements(p: StageContext) -> dict[str, Judgement] | None:
     return read_judgements(path, read_queue(p.run_dir / QUEUE_CSV))
 
 
-def run_validate(p: StageContext) -> dict[str, Any] | str:
+def run_validate(p: Pipeline) -> dict[str, Any] | str:
     kept = read_records(p.run_dir / "filter/kept.jsonl", Sample.from_dict)
     queue = write_validation_queue(p.run_dir, kept)
     judgements = load_judgements(p)
@@ -261,7 +238,7 @@ def run_validate(p: StageContext) -> dict[str, Any] | str:
     }
 
 
-def run_counterfactual(p: StageContext) -> dict[str, Any]:
+def run_counterfactual(p: Pipeline) -> dict[str, Any]:
     accepted = read_records(p.run_dir / "validation/accepted.jsonl", Sample.from_dict)
     candidates = read_records(p.run_dir / "filter/candidates.jsonl", Sample.from_dict)
     validated = read_json_file(p.run_dir / "validation/summary.json").get("status") == "validated"
@@ -273,7 +250,7 @@ def run_counterfactual(p: StageContext) -> dict[str, Any]:
     return dict(result.stats)
 
 
-def run_export(p: StageContext) -> dict[str, Any]:
+def run_export(p: Pipeline) -> dict[str, Any]:
     def load(rel: str) -> Any:
         return read_json_file(p.run_dir / rel)
 
@@ -361,14 +338,14 @@ def _section(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
     return {f"{name}.{key}": value for key, value in values.items() if key not in SPEED_ONLY}
 
 
-def _source(p: StageContext) -> dict[str, Any]:
+def _source(p: Pipeline) -> dict[str, Any]:
     return {
         "subtopics": sorted(s.subtopic for s in p.subtopics),
         "source": {Path(s.path).name: sha256_file(Path(s.path)) for s in p.subtopics},
     }
 
 
-def _masks(p: StageContext) -> dict[str, Any]:
+def _masks(p: Pipeline) -> dict[str, Any]:
     templates = p.config.templates
     path = p.templates_path()
     stopwords = Path(templates.stopwords) if templates.stopwords else default_stopwords_path()
@@ -387,7 +364,7 @@ def fill_stopwords_hash(mlm: MLMConfig) -> str | None:
     return stopwords_hash(load_stopwords(mlm.stopwords))
 
 
-def _fill(p: StageContext) -> dict[str, Any]:
+def _fill(p: Pipeline) -> dict[str, Any]:
     mlm = p.config.mlm
     return {
         **_section("mlm", mlm.model_dump()),
@@ -398,7 +375,7 @@ def _fill(p: StageContext) -> dict[str, Any]:
     }
 
 
-def _filter(p: StageContext) -> dict[str, Any]:
+def _filter(p: Pipeline) -> dict[str, Any]:
     settings = p.config.filter
     dumped = settings.model_dump()
     return {
@@ -410,27 +387,75 @@ def _filter(p: StageContext) -> dict[str, Any]:
     }
 
 
-_SETTINGS: dict[str, Callable[[StageContext], dict[str, Any]]] = {
-    "masks": _masks,
-    "masked": _source,
-    "fill": _fill,
-    "filter": _filter,
-    "validate": lambda p: {"validation.unvalidated": p.config.validation.unvalidated},
-    "counterfactual": _source,
-    # everything the card records, and its title
-    "export": lambda p: {
-        **{f"card.{k}": v for k, v in p.card_config().items()},
-        "pretty_name": p.config.pretty_name,
-    },
+@dataclass(frozen=True)
+class StageSpec:
+    """One stage as the pipeline runs it."""
+
+    run: Callable[[Pipeline], dict[str, Any] | str]
+    """Reads its inputs, writes its outputs; returns its counts, or why it waits."""
+    settings: Callable[[Pipeline], dict[str, Any]]
+    """What, besides its input files, determines its outputs (flat dotted keys)."""
+    outputs: tuple[str, ...]
+    """What it writes, relative to the run (the first marks it written)."""
+    inputs: tuple[str, ...] = ()
+    """The earlier stages' files it reads (their hashes are inputs)."""
+    judged: bool = False
+    """It reads the judgements file (its content and resolution record are inputs)."""
+
+
+_DATASET = ("README.md", "samples.jsonl", "samples.parquet", *DATA_FILES.values())
+SPECS: dict[str, StageSpec] = {
+    "masks": StageSpec(run_masks, _masks, ("masks/templates.jsonl", "masks/counts.json")),
+    "masked": StageSpec(
+        run_masked, _source, ("masked/samples.jsonl", "masked/counts.json"), ("masks/templates.jsonl",)
+    ),
+    "fill": StageSpec(
+        run_fill, _fill, ("fill/candidates.jsonl", "fill/stats.json"), ("masked/samples.jsonl",)
+    ),
+    "filter": StageSpec(
+        run_filter,
+        _filter,
+        ("filter/candidates.jsonl", "filter/kept.jsonl", "filter/summary.json", "filter/fill_compare.json"),
+        ("fill/candidates.jsonl", "masked/samples.jsonl"),
+    ),
+    "validate": StageSpec(
+        run_validate,
+        lambda p: {"validation.unvalidated": p.config.validation.unvalidated},
+        ("validation/queue.csv", "validation/accepted.jsonl", "validation/summary.json"),
+        ("filter/kept.jsonl",),
+        judged=True,
+    ),
+    "counterfactual": StageSpec(
+        run_counterfactual,
+        _source,
+        ("counterfactual/samples.jsonl", "counterfactual/stats.json"),
+        ("validation/accepted.jsonl", "validation/summary.json", "filter/candidates.jsonl"),
+        judged=True,
+    ),
+    "export": StageSpec(
+        run_export,
+        # everything the card records, and its title
+        lambda p: {
+            **{f"card.{k}": v for k, v in p.card_config().items()},
+            "pretty_name": p.config.pretty_name,
+        },
+        tuple(f"dataset/{rel}" for rel in _DATASET),
+        (
+            "counterfactual/samples.jsonl",
+            "counterfactual/stats.json",
+            "masks/counts.json",
+            "masked/counts.json",
+            "fill/stats.json",
+            "filter/summary.json",
+            "filter/fill_compare.json",
+            "validation/summary.json",
+        ),
+    ),
 }
+"""The stages in the order they run."""
 
 
-def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
-    """What, besides its input files, determines a stage's outputs (flat dotted keys)."""
-    return _SETTINGS[stage](p)
-
-
-def judgements_input(p: StageContext) -> dict[str, str | None]:
+def judgements_input(p: Pipeline) -> dict[str, str | None]:
     """The judgements file's content (not its path) and its resolution record, as inputs."""
     path = p.judgements_path()
     record = resolution_record(path)

@@ -161,7 +161,9 @@ def foreign_origin(method: str, headers: Mapping[str, str]) -> str | None:
 
 def error_details(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Validation errors without the input they were about: where and what, never what was sent."""
-    return [{"type": str(e.get("type", "")), "loc": _loc(e), "msg": _msg(e)} for e in errors]
+    return [
+        {"type": str(e.get("type", "")), "loc": _loc(e), "msg": str(e.get("msg", ""))[:200]} for e in errors
+    ]
 
 
 def _loc(error: Mapping[str, Any]) -> list[str | int]:
@@ -170,10 +172,6 @@ def _loc(error: Mapping[str, Any]) -> list[str | int]:
     if error.get("type") == "extra_forbidden" and loc:
         loc[-1] = "(unexpected field)"
     return loc
-
-
-def _msg(error: Mapping[str, Any]) -> str:
-    return str(error.get("msg", ""))[:200]
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -4,8 +4,6 @@ API for an extension run's hypotheses and an audit run's explained answers (docs
 
 import hmac
 import socket
-from dataclasses import dataclass
-from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
@@ -13,7 +11,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nlibias.errors import ConfigError
-from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
 from nlibias.schema.declared import NonNegativeFloat, settings_error
 from nlibias.validation.address import (
     MAX_BODY_BYTES,
@@ -24,18 +21,12 @@ from nlibias.validation.address import (
     host_name,
     is_loopback,
 )
-from nlibias.validation.explanation_queue import (
-    ExplanationItem,
-    ExplanationQueue,
-    has_explanation_queue,
-    read_explanation_queue,
-)
+from nlibias.validation.explanation_queue import AnnotationRound, ExplanationItem
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
     EXPLANATION_LABELS,
     EXPLANATION_ROUND,
     ROUND_LABELS,
-    AnnotationStore,
     CurrentAnswer,
     Suggestion,
 )
@@ -122,16 +113,11 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
     """The FastAPI application that serves the annotation page for ``run_dir``'s queue."""
     FastAPI = _web_packages()[0]
     settings = settings or AppSettings()
-    run_dir = Path(run_dir)
-    explained = read_explanation_queue(run_dir) if has_explanation_queue(run_dir) else None
-    hypotheses = (run_dir / QUEUE_CSV).exists() or explained is None
-    queue = read_queue(run_dir / QUEUE_CSV) if hypotheses else []
-    store = AnnotationStore.for_run(run_dir)
     static = {route: (_static_text(name), media) for route, (name, media) in _STATIC.items()}
     app = FastAPI(title="nlibias validation", docs_url=None, redoc_url=None, openapi_url=None)
     _add_guards(app, settings)
     _add_static_routes(app, static)
-    _add_api_routes(app, settings, _Queue(queue, explained, store), store)
+    _add_api_routes(app, settings, AnnotationRound.open(run_dir))
     return app
 
 
@@ -232,54 +218,18 @@ def _annotator_or_fail(name: str | None, settings: AppSettings) -> str:
     return name
 
 
-def _answers_of(store: AnnotationStore, who: str) -> dict[str, CurrentAnswer]:
-    return {hid: by[who] for hid, by in store.current(annotator=who).items() if who in by}
+def _items(queue: AnnotationRound) -> list[dict[str, Any]]:
+    """The app's one queue as the page shows it: the hypotheses, then the explained answers."""
+    shown = [{"kind": "hypothesis", **row.data()} for row in queue.hypotheses or ()]
+    shown += [_explanation_json(item) for item in (queue.explained.items if queue.explained else ())]
+    return [{**item, "position": at} for at, item in enumerate(shown)]
 
 
-@dataclass(frozen=True)
-class _Queue:
-    """The app's one queue: the hypotheses, then the explained answers (when drawn)."""
-
-    hypotheses: list[QueueRow]
-    explained: ExplanationQueue | None
-    store: AnnotationStore
-
-    @cached_property
-    def hypothesis_ids(self) -> set[str]:
-        return {row.hypothesis_id for row in self.hypotheses}
-
-    @cached_property
-    def explained_ids(self) -> set[str]:
-        return set() if self.explained is None else {item.item_id for item in self.explained.items}
-
-    def items(self) -> list[dict[str, Any]]:
-        shown = [{"kind": "hypothesis", **row.data()} for row in self.hypotheses]
-        shown += [_explanation_json(item) for item in (self.explained.items if self.explained else ())]
-        return [{**item, "position": at} for at, item in enumerate(shown)]
-
-    def labels(self, who: str) -> dict[str, str]:
-        """``who``'s current explanations-round label per item of this queue."""
-        if self.explained is None:
-            return {}
-        current = self.store.current_explanations(fingerprint=self.explained.fingerprint, annotator=who)
-        return {item: by[who].label for item, by in current.items() if who in by}
-
-    def progress(self, who: str, answers: dict[str, CurrentAnswer]) -> dict[str, int]:
-        """Items of both kinds: queued, judged, complete."""
-        judged = [a for hid, a in answers.items() if hid in self.hypothesis_ids and a.category is not None]
-        explained = sum(1 for item in self.labels(who) if item in self.explained_ids)
-        return {
-            "total": len(self.hypothesis_ids) + len(self.explained_ids),
-            "judged": len(judged) + explained,
-            "complete": sum(1 for a in judged if a.complete) + explained,
-        }
-
-
-def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: AnnotationStore) -> None:
+def _add_api_routes(app: Any, settings: AppSettings, queue: AnnotationRound) -> None:
     """``GET /api/config``, ``GET /api/items`` and ``POST /api/answer``."""
     from fastapi import HTTPException
 
-    queue_ids, explained_ids = queue.hypothesis_ids, queue.explained_ids
+    store, queue_ids, explained_ids = queue.store, queue.hypothesis_ids, queue.explained_ids
 
     @app.get("/api/config")
     def config() -> dict[str, Any]:
@@ -295,11 +245,11 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: Annot
     @app.get("/api/items")
     def items(annotator: str | None = None) -> dict[str, Any]:
         who = _annotator_or_fail(annotator, settings)
-        answers = _answers_of(store, who)
-        labels = queue.labels(who)
+        answers = queue.answers_of(who)
+        labels = queue.explanation_labels(who)
         hints = store.suggestions() if settings.show_hints else {}
         shown = []
-        for item in queue.items():
+        for item in _items(queue):
             hid = item["hypothesis_id"]
             if item["kind"] == "explanation":
                 shown.append({**item, "answer": {"label": labels.get(hid)}, "hints": []})
@@ -318,11 +268,11 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: Annot
         if body.label not in ROUND_LABELS[body.round]:
             raise HTTPException(422, f"{body.label!r} is not a {body.round} label")
         if body.round == "stereotype":
-            mine = store.current(annotator=who).get(body.hypothesis_id, {}).get(who)
+            mine = queue.answers_of(who).get(body.hypothesis_id)
             if mine is None or mine.category != "valid":
                 raise HTTPException(409, "mark the hypothesis valid before choosing pro/anti")
         store.record(body.hypothesis_id, who, body.round, body.label)
-        answers = _answers_of(store, who)
+        answers = queue.answers_of(who)
         answered = _answer_json(answers.get(body.hypothesis_id))
         return {"answer": answered, "progress": queue.progress(who, answers)}
 
@@ -332,8 +282,8 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: Annot
         if body.label not in EXPLANATION_LABELS:
             raise HTTPException(422, f"{body.label!r} is not an explanation label")
         store.record_explanation(body.hypothesis_id, who, body.label, fingerprint=queue.explained.fingerprint)
-        answered = {"label": queue.labels(who).get(body.hypothesis_id)}
-        return {"answer": answered, "progress": queue.progress(who, _answers_of(store, who))}
+        answered = {"label": queue.explanation_labels(who).get(body.hypothesis_id)}
+        return {"answer": answered, "progress": queue.progress(who, queue.answers_of(who))}
 
 
 def serve(

@@ -10,6 +10,7 @@ import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import sha256_file
 from nlibias.schema.declared import PositiveInt, Seed, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
-from nlibias.validation.store import ANNOTATIONS_DB, AnnotationStore
+from nlibias.validation.store import ANNOTATIONS_DB, AnnotationStore, CurrentAnswer
 
 EXPLANATIONS_QUEUE = "validation/explanations_queue.json"
 QUEUE_FORMAT = 1
@@ -247,3 +248,51 @@ def read_explanation_queue(run_dir: str | Path) -> ExplanationQueue:
     except (OSError, ValueError) as exc:
         fix = "draw it again with `nlibias validate explanations RUN`"
         raise SourceError(path, None, f"not an explanations queue ({exc})", fix=fix) from None
+
+
+@dataclass(frozen=True)
+class AnnotationRound:
+    """A run's annotation round, read once: an extension run's hypotheses queue (None: the run has
+    none), an explained audit run's drawn answers (None: none drawn) and the store of their answers."""
+
+    run_dir: Path
+    hypotheses: tuple[QueueRow, ...] | None
+    explained: ExplanationQueue | None
+    store: AnnotationStore
+
+    @classmethod
+    def open(cls, run_dir: str | Path) -> AnnotationRound:
+        """The round of ``run_dir``; neither queue there: the hypotheses queue's refusal."""
+        explained = read_explanation_queue(run_dir) if has_explanation_queue(run_dir) else None
+        with_hypotheses = (Path(run_dir) / QUEUE_CSV).exists() or explained is None
+        hypotheses = tuple(hypotheses_queue(run_dir)) if with_hypotheses else None
+        return cls(Path(run_dir), hypotheses, explained, AnnotationStore.for_run(run_dir))
+
+    @cached_property
+    def hypothesis_ids(self) -> set[str]:
+        return {row.hypothesis_id for row in self.hypotheses or ()}
+
+    @cached_property
+    def explained_ids(self) -> set[str]:
+        return set() if self.explained is None else {item.item_id for item in self.explained.items}
+
+    def answers_of(self, who: str) -> dict[str, CurrentAnswer]:
+        """``who``'s current hypotheses-round answers by hypothesis id."""
+        return {hid: by[who] for hid, by in self.store.current(annotator=who).items() if who in by}
+
+    def explanation_labels(self, who: str) -> dict[str, str]:
+        """``who``'s current explanations-round label per item of this queue."""
+        if self.explained is None:
+            return {}
+        current = self.store.current_explanations(fingerprint=self.explained.fingerprint, annotator=who)
+        return {item: by[who].label for item, by in current.items() if who in by}
+
+    def progress(self, who: str, answers: dict[str, CurrentAnswer]) -> dict[str, int]:
+        """Items of both kinds: queued, judged, complete."""
+        judged = [a for hid, a in answers.items() if hid in self.hypothesis_ids and a.category is not None]
+        explained = sum(1 for item in self.explanation_labels(who) if item in self.explained_ids)
+        return {
+            "total": len(self.hypothesis_ids) + len(self.explained_ids),
+            "judged": len(judged) + explained,
+            "complete": sum(1 for a in judged if a.complete) + explained,
+        }

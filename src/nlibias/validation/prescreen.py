@@ -198,15 +198,14 @@ def run_prescreen(
     run_dir = Path(run_dir)
     queue = hypotheses_queue(run_dir)
     store = AnnotationStore.for_run(run_dir)
-    report: dict[str, Any] = {"queue": len(queue), "judges": {}}
     with PredictionCache(cache or default_cache_path()) as predictions:
+        made: dict[str, list[Suggestion]] = {}
         if judge:
             kept = run_dir / "filter/kept.jsonl"
             if not kept.exists():
                 raise SourceError(kept, None, "missing: the NLI pre-screen needs the filter stage's output")
-            originals = originals_from_kept(kept)
-            key = f"nli:{judge}"
-            made = nli_suggestions(
+            key, originals = f"nli:{judge}", originals_from_kept(kept)
+            made[key] = nli_suggestions(
                 queue,
                 originals,
                 create_classifier(judge),
@@ -215,14 +214,12 @@ def run_prescreen(
                 threshold=threshold,
                 progress=progress,
             )
-            store.put_suggestions(made)
-            report["judges"][key] = _counts(made, len(queue))
+            store.put_suggestions(made[key])
         if lm_judge:
             key = f"lm:{lm_judge}"
-            made = lm_suggestions(queue, build_backend(lm_judge), judge=key, cache=predictions)
-            store.put_suggestions(made)
-            report["judges"][key] = _counts(made, len(queue))
-    return report
+            made[key] = lm_suggestions(queue, build_backend(lm_judge), judge=key, cache=predictions)
+            store.put_suggestions(made[key])
+    return {"queue": len(queue), "judges": {key: _counts(each, len(queue)) for key, each in made.items()}}
 
 
 def _counts(made: Sequence[Suggestion], queued: int) -> dict[str, Any]:

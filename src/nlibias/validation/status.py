@@ -8,13 +8,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow
+from nlibias.extension.validation_handoff import QueueRow
 from nlibias.schema.declared import PositiveInt, declared
 from nlibias.validation.agreement import agreement_report, judge_agreement, majority_label
 from nlibias.validation.explanation_queue import (
+    AnnotationRound,
+    ExplanationQueue,
     explanations_fingerprint,
-    has_explanation_queue,
-    hypotheses_queue,
     read_explanation_queue,
 )
 from nlibias.validation.resolve import ResolvedLabel, Rule, resolution_summary, resolve
@@ -103,24 +103,26 @@ def validation_status(
 ) -> dict[str, Any]:
     """Progress per annotator, agreement per round, the final labels ``rule`` would give and each
     pre-screen judge's agreement; an explanations queue's round under ``explanations``."""
-    run_dir = Path(run_dir)
+    run = AnnotationRound.open(run_dir)
     report: dict[str, Any] = {"run_dir": str(run_dir)}
-    explained = has_explanation_queue(run_dir)
-    if (run_dir / QUEUE_CSV).exists() or not explained:  # neither: the hypotheses queue's refusal
-        report |= _hypotheses_status(run_dir, rule, min_annotators, exclude_from_agreement)
-    if explained:
-        report["explanations"] = explanations_status(run_dir, exclude_from_agreement=exclude_from_agreement)
+    if run.hypotheses is not None:
+        report |= _hypotheses_status(run, run.hypotheses, rule, min_annotators, exclude_from_agreement)
+    if run.explained is not None:
+        report["explanations"] = _explanations_status(run, run.explained, exclude_from_agreement)
     return report
 
 
 def _hypotheses_status(
-    run_dir: Path, rule: Rule, min_annotators: int, exclude_from_agreement: Sequence[str]
+    run: AnnotationRound,
+    queue: Sequence[QueueRow],
+    rule: Rule,
+    min_annotators: int,
+    exclude_from_agreement: Sequence[str],
 ) -> dict[str, Any]:
     """The hypotheses rounds (category, stereotype) of an extension run's ``validation/queue.csv``."""
-    queue = hypotheses_queue(run_dir)
-    store = AnnotationStore.for_run(run_dir)
+    store = run.store
     current = store.current()
-    ids = {row.hypothesis_id for row in queue}
+    ids = run.hypothesis_ids
     subtopic_of = {row.hypothesis_id: row.subtopic for row in queue}
     excluded = set(exclude_from_agreement)
     if rule.adjudicator:
@@ -164,10 +166,17 @@ def explanations_status(run_dir: str | Path, *, exclude_from_agreement: Sequence
     """The explanations round: progress per annotator, human agreement, and each judge's agreement
     with the humans' majority label (ties left out); ``stale``: the explanations changed since the draw."""
     queue = read_explanation_queue(run_dir)
-    current_fp = explanations_fingerprint(run_dir)
-    store = AnnotationStore.for_run(run_dir)
+    run = AnnotationRound(Path(run_dir), None, queue, AnnotationStore.for_run(run_dir))
+    return _explanations_status(run, queue, exclude_from_agreement)
+
+
+def _explanations_status(
+    run: AnnotationRound, queue: ExplanationQueue, exclude_from_agreement: Sequence[str]
+) -> dict[str, Any]:
+    current_fp = explanations_fingerprint(run.run_dir)
+    store = run.store
     answers = store.current_explanations(fingerprint=queue.fingerprint)
-    ids = {item.item_id for item in queue.items}
+    ids = run.explained_ids
     excluded = set(exclude_from_agreement)
     human = {
         item: {who: a.label for who, a in by.items() if who not in excluded}

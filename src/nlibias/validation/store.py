@@ -12,20 +12,20 @@ from contextlib import contextmanager
 from dataclasses import astuple, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from nlibias.errors import ConfigError, NlibiasError
+from nlibias.extension.validation_handoff import CATEGORIES
+from nlibias.metrics.explanations import LABELS
 from nlibias.runtime.sqlite_wal import database_fault, enable_wal
+from nlibias.schema import Stereotype
 
 ANNOTATIONS_DB = "validation/annotations.sqlite"
 Round = Literal["category", "stereotype"]
 ROUNDS: tuple[Round, Round] = ("category", "stereotype")
-ROUND_LABELS: dict[str, tuple[str, ...]] = {
-    "category": ("valid", "invalid", "incoherent"),
-    "stereotype": ("pro", "anti"),
-}
+ROUND_LABELS: dict[str, tuple[str, ...]] = {"category": CATEGORIES, "stereotype": get_args(Stereotype)}
 EXPLANATION_ROUND = "explanation"
-EXPLANATION_LABELS: tuple[str, ...] = ("balanced", "biased", "invalid")
+EXPLANATION_LABELS: tuple[str, ...] = LABELS
 """The labels of the explanations round (BBNLI-next appendix A.7; those of ``nlibias explain``)."""
 ANNOTATOR_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 """Annotator names, matched in full (``fullmatch``: ``$`` would let ``"ana\\n"`` pass as a second ``ana``)."""
