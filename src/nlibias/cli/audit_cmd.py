@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from nlibias.cli import options
 from nlibias.cli.app import app, echo_json, warn
-from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
+from nlibias.runtime.options import ModelOptions
 
 if TYPE_CHECKING:
     from nlibias.jobs.results import AuditResult
@@ -89,6 +89,7 @@ def _print_model_stats(result: AuditResult, as_json: bool) -> None:
 
 
 @app.command("audit")
+@options.with_fields(ModelOptions, after="tp_variant", skip=["compile", "devices", "ray_address"])
 def audit_command(
     samples: options.Samples,
     out: options.Out,
@@ -98,22 +99,9 @@ def audit_command(
     mlm: Annotated[list[str], _MLM_OPT] = [],  # noqa: B006
     causal: Annotated[list[str], _CAUSAL_OPT] = [],  # noqa: B006
     tp_variant: Annotated[list[str], _TP_VARIANT_OPT] = ["shared"],  # noqa: B006
-    mode: options.Mode = "scored",
-    max_new_tokens: options.MaxNewTokens = DEFAULT_MAX_NEW_TOKENS,
-    option_score: options.OptionScore = "total",
-    concurrency: options.Concurrency = None,
-    label_map: options.LabelMap = None,
-    revision: options.Revision = None,
-    device: options.Device = None,
-    dtype: options.Dtype = None,
-    max_tokens: options.MaxTokens = 8192,
-    quantize: options.Quantize = None,
     compile_model: options.Compile = False,
-    threads: options.Threads = None,
     devices: options.Devices = None,
     ray: options.Ray = None,
-    ray_workers: options.RayWorkers = 2,
-    ray_gpus_per_worker: options.RayGpusPerWorker = 0.0,
     cache: options.Cache = None,
     no_cache: options.NoCache = False,
     bootstrap: options.Bootstrap = 1000,
@@ -122,15 +110,17 @@ def audit_command(
     limit: options.Limit = None,
     as_json: options.Json = False,
     quiet: options.Quiet = False,
+    **model_settings: Any,
 ) -> None:
     """Run NLI classifiers, generative LMs and/or sentence-scoring LMs over the samples and report
     the bias measures: predictions.jsonl, metrics.json and tables.txt go into --out."""
     given = locals()
+    given |= given.pop("model_settings")
     options.refuse_inapplicable_options(audit_command, given)
     from nlibias.jobs.audit import run_audit
     from nlibias.report.tables import check_slice
     from nlibias.runtime.model_set import ModelSet
-    from nlibias.runtime.options import ModelOptions, RunOptions
+    from nlibias.runtime.options import RunOptions
 
     check_slice(by)  # before the models run
     given |= {
