@@ -1,4 +1,7 @@
-"""``nlibias debias``: augment, fine-tune before and after, audit, compare (paper 004 §4) in one command."""
+"""Paper 004's debiasing (docs/debiasing.md) a step at a time, ``nlibias augment gender-swap`` (an NLI
+training set plus its gender-swapped copies) and ``nlibias finetune`` (a classifier fine-tuned
+with the paper's defaults), or in one command, ``nlibias debias`` (augment, fine-tune before and
+after, audit, compare)."""
 
 from __future__ import annotations
 
@@ -8,8 +11,66 @@ from typing import Annotated, Any
 import typer
 
 from nlibias.cli import options
-from nlibias.cli.app import app, echo_json
+from nlibias.cli.app import PLAIN_HELP, app, echo_json
 from nlibias.debias.finetune_record import TRAINING_DEFAULTS, TrainingOptions
+
+augment_app = typer.Typer(
+    help="Augment an NLI training set for debiasing.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=PLAIN_HELP,
+)
+app.add_typer(augment_app, name="augment")
+
+Names = Annotated[
+    Path | None, typer.Option("--names", help="Also swap first names: a file of name<TAB>name pairs.")
+]
+
+
+@augment_app.command("gender-swap")
+def gender_swap_command(
+    train: options.Train,
+    out_dir: options.Out,
+    select: options.Select = "occupation",
+    match: options.Match = "words",
+    word_list: options.WordList = "winobias",
+    names: Names = None,
+    split: options.Split = "train",
+    her: options.Her = "rule",
+    her_model: options.HerModel = None,
+    quiet: options.Quiet = False,
+    as_json: options.Json = False,
+) -> None:
+    """Append gender-swapped copies of the selected rows to a training set (--out: train.jsonl and
+    augment_summary.json); print the summary."""
+    given = locals()
+    from nlibias.debias.augment import augment_gender_swap, format_summary
+
+    options.run_and_print(augment_gender_swap, given, format_summary)
+
+
+@app.command("finetune")
+@options.with_fields(TrainingOptions, after="eval_path", skip=["seed"])
+def finetune_command(
+    model: options.Model,
+    train: options.Train,
+    out_dir: options.Out,
+    eval_path: options.Eval = None,
+    seed: options.Seed = TRAINING_DEFAULTS.seed,
+    force: options.Force = False,
+    quiet: options.Quiet = False,
+    as_json: options.Json = False,
+    **training: Any,
+) -> None:
+    """Fine-tune a sequence classifier with the Hugging Face Trainer into --out (a model directory
+    `nlibias audit --model OUT` takes); rerun to resume after a kill."""
+    given = locals()
+    given |= given.pop("training")
+    from nlibias.debias.finetune import finetune
+    from nlibias.debias.finetune_record import format_record
+
+    options.run_and_print(finetune, given, format_record)
+
 
 Premises = Annotated[
     Path | None, typer.Option("--premises", help="Occupation premises (default: the shipped ones).")

@@ -5,18 +5,11 @@ from __future__ import annotations
 import sys
 
 import nlibias.cli.audit_cmd
-import nlibias.cli.augment_cmd
 import nlibias.cli.debias_cmd
-import nlibias.cli.demo_cmd
 import nlibias.cli.doctor_cmd
 import nlibias.cli.expand_cmd
-import nlibias.cli.explain_cmd
-import nlibias.cli.export_cmd
 import nlibias.cli.extend_cmd
-import nlibias.cli.finetune_cmd
-import nlibias.cli.gate_cmd
 import nlibias.cli.report_cmd
-import nlibias.cli.schema_cmd
 import nlibias.cli.validate_cmd  # noqa: F401
 from nlibias.cli.app import app
 from nlibias.cli.faults import flag_of, message_of
