@@ -11,14 +11,13 @@ import nlibias.cli.expand_cmd
 import nlibias.cli.extend_cmd
 import nlibias.cli.report_cmd
 import nlibias.cli.validate_cmd  # noqa: F401
-from nlibias.cli.app import app
-from nlibias.cli.faults import flag_of, message_of
+from nlibias.cli.app import app, flag_of, message_of
 
 __all__ = ["app", "flag_of", "main", "message_of"]
 
 
 def main() -> None:
-    """The ``nlibias`` command (errors are handled inside the app: :mod:`nlibias.cli.faults`)."""
+    """The ``nlibias`` command (errors are handled inside the app: :mod:`nlibias.cli.app`)."""
     app()
 
 

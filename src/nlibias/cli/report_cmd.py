@@ -1,7 +1,7 @@
 """What is made of finished runs: ``nlibias report`` (one self-contained HTML report, paper tables,
 or a side-by-side comparison); ``nlibias gate`` (fail a CI job when a candidate model got more
 biased than the baseline, docs/gates.md; exit codes: 0 passed, 1 failed, 2 bad input,
-:mod:`nlibias.cli.faults`); ``nlibias export`` (samples as an lm-evaluation-harness task,
+:mod:`nlibias.cli.app`); ``nlibias export`` (samples as an lm-evaluation-harness task,
 docs/integrations.md; a run as model-card metadata)."""
 
 from __future__ import annotations
