@@ -16,7 +16,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from nlibias.cli import faults
+from nlibias.cli import app as faults
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError
 

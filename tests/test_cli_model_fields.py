@@ -83,7 +83,7 @@ def test_a_refusal_names_the_option_of_each_model_field(
 
 def test_a_debias_refusal_names_its_own_model_option(tmp_path: Path) -> None:
     """debias's models are given with --model; its refusal named the audit's four options."""
-    from nlibias.cli.faults import message_of
+    from nlibias.cli.app import message_of
     from nlibias.errors import ConfigError
 
     error = ConfigError("no model given: pass one or more models to fine-tune", parameter="models")

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from nlibias.cli.main import app
-from nlibias.debias.augment import SUMMARY_FILE, TRAIN_FILE, augment_gender_swap
-from nlibias.debias.occupation_match import occupations_in
+from nlibias.debias.augment import SUMMARY_FILE, TRAIN_FILE, augment_gender_swap, occupations_in
 from nlibias.debias.training_rows import iter_training_rows
 from nlibias.errors import ConfigError, SourceError
 from nlibias.testing.nli_sets import write_snli_shaped

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from nlibias.debias.checkpoints import is_complete, usable_checkpoint
 from nlibias.debias.finetune import CHECKPOINTS, RECORD_FILE, finetune
+from nlibias.debias.finetune_record import is_complete, usable_checkpoint
 from nlibias.errors import ConfigError, DamagedFileError, SourceError
 from nlibias.testing.nli_sets import learnable_nli_rows
 from nlibias.testing.tiny_models import build_tiny_nli_classifier
@@ -311,15 +311,19 @@ def test_a_real_sigkill_while_saving_a_checkpoint_resumes_from_the_complete_one(
 
 
 def test_a_csv_with_a_byte_order_mark_is_read_like_one_without(tmp_path: Path) -> None:
-    from nlibias.debias.finetune_checks import check_data
+    from nlibias.debias.finetune_checks import check_training_set
+
+    def counts(path: Path) -> tuple[int | None, int | None, tuple[str, ...]]:
+        checked = check_training_set(path, "train", "train")
+        return checked.rows, checked.labelled, checked.labels
 
     text = "premise,hypothesis,label\nA man naps.,He sleeps.,entailment\nA dog runs.,It sits.,contradiction\n"
     plain = bad_file(tmp_path, "plain.csv", text)
     bom = bad_file(tmp_path, "bom.csv", text, encoding="utf-8-sig")
     assert bom.read_bytes()[:3] == b"\xef\xbb\xbf"
     # 2 rows, both labelled, with and without the mark (the mark once made "premise" unknown)
-    assert check_data(bom, "train", "train") == check_data(plain, "train", "train")
-    assert check_data(bom, "train", "train").labelled == 2
+    assert counts(bom) == counts(plain)
+    assert counts(bom)[1] == 2
 
 
 @pytest.mark.parametrize("suffix", ["tsv", "csv"])

@@ -1,7 +1,7 @@
 """Every error raised on purpose names where the problem is: a parameter (ConfigError), a file
 line (SourceError) or the data that do not fit together (DataError), and speaks in the library's
 names. Read from the source of every module outside ``cli/`` (the command line maps parameters
-to its flags when it prints, :mod:`nlibias.cli.faults`)."""
+to its flags when it prints, :mod:`nlibias.cli.app`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import typer.main
 from typer.testing import CliRunner
 
 import nlibias
-from nlibias.cli import faults
+from nlibias.cli import app as faults
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError, DataError, NlibiasError, SourceError
 
@@ -116,7 +116,7 @@ def test_every_named_parameter_is_an_option_of_the_command_line_or_said_not_to_b
                 if not set(faults.flag_of(parameter).split(" / ")) <= options:
                     unmapped.add(f"{parameter} -> {faults.flag_of(parameter)}")
     assert not unmapped, (
-        f"no such option: add the parameter to cli/faults.py's _FLAGS or _NOT_OPTIONS: {sorted(unmapped)}"
+        f"no such option: add the parameter to cli/app.py's _FLAGS or _NOT_OPTIONS: {sorted(unmapped)}"
     )
     assert not faults._NOT_OPTIONS & set(faults._FLAGS)
 

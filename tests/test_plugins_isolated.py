@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from nlibias.benchmarks.base import Benchmark, Measures
 from nlibias.catalog import registry
-from nlibias.catalog.plugins import PluginWarning
+from nlibias.catalog.registry import PluginWarning
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError, PluginError
 from nlibias.schema import Sample

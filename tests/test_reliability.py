@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nlibias.cli.faults import describe_fault
+from nlibias.cli.app import describe_fault
 from nlibias.cli.main import app
 from nlibias.errors import DamagedFileError, SourceError
 from nlibias.runtime.cache import PredictionCache, encode_value

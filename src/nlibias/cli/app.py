@@ -1,8 +1,22 @@
-"""The Typer applications every command module registers on (imported by :mod:`nlibias.cli.main`)."""
+"""The Typer application every command module registers on (imported by :mod:`nlibias.cli.main`)
+and the command line's one error boundary (:class:`GuardedGroup`): an
+:class:`~nlibias.errors.NlibiasError` (its parameters named by their options: :func:`message_of`)
+or a fault of the environment or a file (:func:`describe_fault`) is one line and exit code 2;
+anything else an internal error, exit 70.
+
+>>> import errno
+>>> describe_fault(PermissionError(errno.EACCES, "Permission denied", "/ro/run"))
+'/ro/run: permission denied (make it writable or choose another location; nothing was changed there)'
+>>> describe_fault(ValueError("x")) is None
+True
+"""
 
 from __future__ import annotations
 
+import csv
+import errno
 import json
+import sqlite3
 import sys
 import warnings
 from collections.abc import Iterator
@@ -14,7 +28,6 @@ import typer
 import typer.exceptions
 from typer.core import TyperGroup
 
-from nlibias.cli import faults
 from nlibias.errors import NlibiasError
 from nlibias.runtime.progress import bars_wanted, silence_library_bars
 from nlibias.textio.text_door import FormatCharactersWarning
@@ -24,7 +37,7 @@ DEBUG_KEY = "nlibias.debug"
 
 
 class GuardedGroup(TyperGroup):
-    """The root command group: runs a command inside the one error boundary (:mod:`nlibias.cli.faults`)."""
+    """The root command group: runs a command inside the one error boundary."""
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
@@ -41,20 +54,20 @@ class GuardedGroup(TyperGroup):
         except KeyboardInterrupt:
             fail(
                 "interrupted (finished work is in the cache; rerun the same command to resume)",
-                code=faults.EXIT_INTERRUPTED,
+                code=EXIT_INTERRUPTED,
             )
         except Exception as exc:
             if ctx.meta.get(DEBUG_KEY):
                 raise
             if isinstance(exc, NlibiasError):
-                fail(faults.message_of(exc), code=faults.EXIT_USER_ERROR)
-            described = faults.describe_fault(exc)
+                fail(message_of(exc), code=EXIT_USER_ERROR)
+            described = describe_fault(exc)
             if described is not None:
-                fail(described, code=faults.EXIT_USER_ERROR)
+                fail(described, code=EXIT_USER_ERROR)
             fail(
                 f"internal error ({type(exc).__name__}: {exc}); this is a bug in nlibias: "
                 "rerun with `nlibias --debug ...` for the traceback and report it",
-                code=faults.EXIT_INTERNAL_ERROR,
+                code=EXIT_INTERNAL_ERROR,
             )
 
 
@@ -164,3 +177,144 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Print an error without a traceback and exit (CLI only; library code raises)."""
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     sys.exit(code)
+
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE (sysexits.h)
+EXIT_INTERRUPTED = 130
+
+# Library parameters whose command-line option is not simply ``--`` + the name with dashes.
+_FLAGS = {
+    "models": "--model",
+    "tp_variants": "--tp-variant",
+    "out_dir": "--out",
+    "samples_path": "--samples",
+    "eval_path": "--eval",
+    "pairs": "--pair",
+    "prompts": "--prompt",
+    "from_stage": "--from",
+    "run_dir": "--out",
+    "ray_address": "--ray",
+    "classifiers": "--filter-model",
+    "holdout": "--holdout-model",
+    "subtopics": "--subtopic",
+    "fmt": "--format",
+    "num_workers": "--ray-workers",
+    "num_gpus": "--ray-gpus-per-worker",
+    "sample_pairs": "--pairs",
+    "judges": "--judge",
+    "plots": "--no-plots",
+    "as_json": "--json",
+}
+
+# Library parameters a command takes as an argument, not an option.
+_ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS", "candidate": "CANDIDATE", "run": "RUN"}
+
+_NOT_OPTIONS = frozenset(
+    """api api_key_env arch augment_options base_url chunk_pairs expand finetune_options fingerprint
+    kind label max_batch_size measures name_or_path num_cpus options overrides predictors round_
+    sentence_pairs sources spec summary_table tables target use_chat_template vocab_size
+    NLIBIAS_ALLOW_MODIFIED_DATA""".split()  # noqa: SIM905 (a list of names reads better as text)
+)
+"""Library parameters no command takes (the Python API's, plug-ins', backends' own; for api_key_env
+the command line reads $OPENAI_API_KEY), and an environment variable: messages name their value."""
+
+_OS_REASONS = {
+    errno.EACCES: (
+        "permission denied",
+        "make it writable or choose another location; nothing was changed there",
+    ),
+    errno.EPERM: ("operation not permitted", "make it writable or choose another location"),
+    errno.EROFS: ("read-only file system", "choose a directory on a writable file system"),
+    errno.ENOSPC: ("no space left on the device", "free some space or choose another directory"),
+    errno.EDQUOT: ("disk quota exceeded", "free some space or choose another directory"),
+    errno.ENOENT: ("no such file or directory", "check the path"),
+    errno.EISDIR: ("is a directory, not a file", "pass a file"),
+    errno.ENOTDIR: ("a part of the path is not a directory", "check the path"),
+    errno.ENAMETOOLONG: ("file name too long", "choose a shorter path"),
+    errno.EMFILE: ("too many open files", "raise the limit (ulimit -n) and rerun"),
+}
+
+
+def flag_of(parameter: str) -> str:
+    """The command-line option of a library parameter named in an error.
+
+    >>> flag_of("bootstrap"), flag_of("chunk_pairs"), flag_of("models")
+    ('--bootstrap', '--chunk-pairs', '--model')
+    """
+    return _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+
+
+def message_of(error: NlibiasError) -> str:
+    """An error's message as the command line shows it: each parameter it names
+    (:class:`~nlibias.errors.NlibiasError`'s fields) by its option, never by its Python name; the
+    parameter at fault, where the message does not name it, added by its option or argument.
+
+    >>> from nlibias.errors import ConfigError, FileAccessError, SourceError
+    >>> message_of(ConfigError("{seed} is -5; pass 0 or more", parameter="seed"))
+    '--seed is -5; pass 0 or more'
+    >>> message_of(ConfigError("unknown dtype 'x'", parameter="dtype"))  # not named in the text
+    "unknown dtype 'x' (option --dtype)"
+    >>> message_of(ConfigError("no benchmark named 'bbnl'", parameter="benchmark"))
+    "no benchmark named 'bbnl' (argument NAME)"
+    >>> message_of(ConfigError("use_chat_template must be true or false", parameter="use_chat_template"))
+    'use_chat_template must be true or false'
+    >>> message_of(ConfigError("no model given: name one in {models} or {generative}", parameter="models",
+    ...                        names=("generative",)))
+    'no model given: name one in --model or --generative'
+    >>> message_of(SourceError("r/x.jsonl", None, "damaged", fix="rerun ({parameter from_stage})", names=("from_stage",)))
+    'r/x.jsonl: damaged (rerun (option --from))'
+    >>> message_of(FileAccessError("/runs/m", "no space left", parameter="out_dir"))
+    '/runs/m: no space left (option --out)'
+    """
+    text = error.render(
+        lambda name: _on_command_line(name) or name,
+        lambda name: _on_command_line(name, referred=True) or f"parameter {name}",
+    )
+    parameter = error.parameter
+    if not parameter or error.mentions(parameter):
+        return text
+    named = _on_command_line(parameter, referred=True)
+    return f"{text} ({named})" if named else text
+
+
+def _on_command_line(parameter: str, *, referred: bool = False) -> str | None:
+    """How the command line names a library parameter: by its flag (``--seed``), or referred to
+    (``option --seed``, ``argument NAME``); None for a parameter no command takes, and for an
+    argument's name."""
+    if parameter in _NOT_OPTIONS:
+        return None
+    if parameter in _ARGUMENTS:
+        return f"argument {_ARGUMENTS[parameter]}" if referred else None
+    return f"option {flag_of(parameter)}" if referred else flag_of(parameter)
+
+
+def describe_fault(exc: BaseException) -> str | None:
+    """A message with the path, the reason and the fix for a fault of the environment or of an
+    input file, or ``None`` when ``exc`` is not one (an internal error)."""
+    if isinstance(exc, OSError):
+        return _os_message(exc)
+    if isinstance(exc, sqlite3.DatabaseError):
+        return (
+            f"a database file is damaged or cannot be used ({exc}): move the prediction cache "
+            "($NLIBIAS_CACHE or --cache) or the run's annotation database aside and rerun; nothing "
+            "in your run directory was changed"
+        )
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a file is not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8"
+    if isinstance(exc, UnicodeEncodeError):
+        return f"a text holds a character that cannot be written as UTF-8 ({exc.reason}): remove it from the input"
+    if isinstance(exc, csv.Error):
+        return f"a CSV file is malformed ({exc}): check its quoting and row lengths"
+    if type(exc).__module__.startswith("pyarrow"):
+        return (
+            f"a parquet file cannot be read ({exc}): write it again (nlibias expand) or pass the .jsonl file"
+        )
+    return None
+
+
+def _os_message(exc: OSError) -> str:
+    reason, fix = _OS_REASONS.get(exc.errno or -1, (exc.strerror or str(exc), "check the path and rerun"))
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    where = " -> ".join(paths)
+    return f"{where}: {reason} ({fix})" if where else f"{reason} ({fix})"

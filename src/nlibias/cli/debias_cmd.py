@@ -1,15 +1,76 @@
-"""``nlibias debias``: augment, fine-tune before and after, audit, compare (paper 004 §4) in one command."""
+"""Paper 004's debiasing (docs/debiasing.md) a step at a time, ``nlibias augment gender-swap`` (an NLI
+training set plus its gender-swapped copies) and ``nlibias finetune`` (a classifier fine-tuned
+with the paper's defaults), or in one command, ``nlibias debias`` (augment, fine-tune before and
+after, audit, compare)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from nlibias.cli import options
-from nlibias.cli.app import app, echo_json
-from nlibias.debias.finetune_record import TRAINING_DEFAULTS
+from nlibias.cli.app import PLAIN_HELP, app, echo_json
+from nlibias.debias.finetune_record import TRAINING_DEFAULTS, TrainingOptions
+
+augment_app = typer.Typer(
+    help="Augment an NLI training set for debiasing.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=PLAIN_HELP,
+)
+app.add_typer(augment_app, name="augment")
+
+Names = Annotated[
+    Path | None, typer.Option("--names", help="Also swap first names: a file of name<TAB>name pairs.")
+]
+
+
+@augment_app.command("gender-swap")
+def gender_swap_command(
+    train: options.Train,
+    out_dir: options.Out,
+    select: options.Select = "occupation",
+    match: options.Match = "words",
+    word_list: options.WordList = "winobias",
+    names: Names = None,
+    split: options.Split = "train",
+    her: options.Her = "rule",
+    her_model: options.HerModel = None,
+    quiet: options.Quiet = False,
+    as_json: options.Json = False,
+) -> None:
+    """Append gender-swapped copies of the selected rows to a training set (--out: train.jsonl and
+    augment_summary.json); print the summary."""
+    given = locals()
+    from nlibias.debias.augment import augment_gender_swap, format_summary
+
+    options.run_and_print(augment_gender_swap, given, format_summary)
+
+
+@app.command("finetune")
+@options.with_fields(TrainingOptions, after="eval_path", skip=["seed"])
+def finetune_command(
+    model: options.Model,
+    train: options.Train,
+    out_dir: options.Out,
+    eval_path: options.Eval = None,
+    seed: options.Seed = TRAINING_DEFAULTS.seed,
+    force: options.Force = False,
+    quiet: options.Quiet = False,
+    as_json: options.Json = False,
+    **training: Any,
+) -> None:
+    """Fine-tune a sequence classifier with the Hugging Face Trainer into --out (a model directory
+    `nlibias audit --model OUT` takes); rerun to resume after a kill."""
+    given = locals()
+    given |= given.pop("training")
+    from nlibias.debias.finetune import finetune
+    from nlibias.debias.finetune_record import format_record
+
+    options.run_and_print(finetune, given, format_record)
+
 
 Premises = Annotated[
     Path | None, typer.Option("--premises", help="Occupation premises (default: the shipped ones).")
@@ -50,6 +111,7 @@ def _audit_options(device: str | None, no_cache: bool) -> dict[str, object]:
 
 
 @app.command("debias")
+@options.with_fields(TrainingOptions, after="her_model", skip=["seed", "split", "eval_split"])
 def debias_command(
     model: options.Models,
     train: options.Train,
@@ -61,15 +123,6 @@ def debias_command(
     word_list: options.WordList = "winobias",
     her: options.Her = "rule",
     her_model: options.HerModel = None,
-    epochs: options.Epochs = TRAINING_DEFAULTS.epochs,
-    batch_size: options.BatchSize = TRAINING_DEFAULTS.batch_size,
-    learning_rate: options.LearningRate = TRAINING_DEFAULTS.learning_rate,
-    max_steps: options.MaxSteps = TRAINING_DEFAULTS.max_steps,
-    max_length: options.MaxLength = TRAINING_DEFAULTS.max_length,
-    save_steps: options.SaveSteps = TRAINING_DEFAULTS.save_steps,
-    lr_scheduler: options.LrScheduler = TRAINING_DEFAULTS.lr_scheduler,
-    warmup_steps: options.WarmupSteps = TRAINING_DEFAULTS.warmup_steps,
-    warmup_ratio: options.WarmupRatio = TRAINING_DEFAULTS.warmup_ratio,
     seed: options.Seed = TRAINING_DEFAULTS.seed,
     seeds: Seeds = 1,
     force: options.Force = False,
@@ -79,12 +132,12 @@ def debias_command(
     min_effect: MinEffect = 1.0,
     quiet: options.Quiet = False,
     as_json: options.Json = False,
+    **training: Any,
 ) -> None:
     """Run paper 004's debiasing experiment: augment → fine-tune (original, augmented) → audit → compare.
 
     --out holds every step's output (rerun to resume); --seed is the seed of the first fine-tune of
     each model; --device and --no-cache apply to the audit."""
-    given = locals()
     from nlibias.jobs.debias import run_debias
     from nlibias.jobs.debias_compare import COMPARISON_JSON
     from nlibias.report.debias_tables import format_debias_tables
@@ -96,9 +149,7 @@ def debias_command(
         eval_path=eval_path,
         premises=premises,
         augment_options=_augment_options(select, match, word_list, her, her_model),
-        finetune_options={
-            name: given[name] for name in vars(TRAINING_DEFAULTS) if name in given and name != "seed"
-        },
+        finetune_options=training,
         audit_options=_audit_options(device, no_cache),
         bootstrap=bootstrap,
         seed=seed,

@@ -5,27 +5,19 @@ from __future__ import annotations
 import sys
 
 import nlibias.cli.audit_cmd
-import nlibias.cli.augment_cmd
 import nlibias.cli.debias_cmd
-import nlibias.cli.demo_cmd
 import nlibias.cli.doctor_cmd
 import nlibias.cli.expand_cmd
-import nlibias.cli.explain_cmd
-import nlibias.cli.export_cmd
 import nlibias.cli.extend_cmd
-import nlibias.cli.finetune_cmd
-import nlibias.cli.gate_cmd
 import nlibias.cli.report_cmd
-import nlibias.cli.schema_cmd
 import nlibias.cli.validate_cmd  # noqa: F401
-from nlibias.cli.app import app
-from nlibias.cli.faults import flag_of, message_of
+from nlibias.cli.app import app, flag_of, message_of
 
 __all__ = ["app", "flag_of", "main", "message_of"]
 
 
 def main() -> None:
-    """The ``nlibias`` command (errors are handled inside the app: :mod:`nlibias.cli.faults`)."""
+    """The ``nlibias`` command (errors are handled inside the app: :mod:`nlibias.cli.app`)."""
     app()
 
 

@@ -15,20 +15,24 @@ docstring). A printing command takes ``--quiet`` and ``--json`` (the result alon
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, cast
 
 import typer
+from pydantic import BaseModel
 
 from nlibias.cli.app import echo_json
 from nlibias.debias.finetune_record import TrainingOptions
 from nlibias.errors import ConfigError
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema.applies import SEED_APPLIES, TABLES_APPLIES, refuse_inapplicable
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def documented(options: type, field: str, *flags: str) -> Any:
@@ -57,11 +61,56 @@ def field_help(options: type, field: str) -> str:
     return " ".join((docs[field] or "").split())
 
 
+def with_fields(options: type, *, after: str, skip: Collection[str] = ()) -> Callable[[F], F]:
+    """Give a command every field of ``options`` (a pydantic model or a dataclass) but ``skip`` as
+    an option, placed after its parameter ``after``: made by :func:`documented`, with the field's
+    default and its type less the rules (the library holds the value to those); the command takes
+    them in ``**fields``. One declaration of an option: the field.
+
+    >>> from nlibias.debias.finetune_record import TrainingOptions
+    >>> @with_fields(TrainingOptions, after="name", skip=["seed", "split", "eval_split"])
+    ... def command(name: str, **fields: Any) -> None: ...
+    >>> list(inspect.signature(command).parameters)[:4]
+    ['name', 'learning_rate', 'epochs', 'batch_size']
+    """
+    if issubclass(options, BaseModel):
+        declared = {name: (f.annotation, f.default) for name, f in options.model_fields.items()}
+    else:
+        hints = typing.get_type_hints(options)
+        declared = {f.name: (hints[f.name], f.default) for f in dataclasses.fields(cast(Any, options))}
+
+    def plain(hint: Any) -> Any:
+        return str if typing.get_origin(hint) is typing.Literal else hint
+
+    added = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=default,
+            annotation=Annotated[plain(hint), documented(options, name)],
+        )
+        for name, (hint, default) in declared.items()
+        if name not in skip
+    ]
+
+    def wrap(command: F) -> F:
+        own = [
+            p.replace(kind=p.KEYWORD_ONLY)  # Typer passes every option by name
+            for p in inspect.signature(command, eval_str=True).parameters.values()
+            if p.kind != p.VAR_KEYWORD
+        ]
+        at = [p.name for p in own].index(after) + 1
+        command.__signature__ = inspect.Signature([*own[:at], *added, *own[at:]])  # type: ignore[attr-defined]
+        return command
+
+    return wrap
+
+
 @functools.cache
 def _field_docs(options: type) -> dict[str, str | None]:
     """Each field's documentation, as pydantic reads it (a model's fields; a dataclass's JSON
     Schema, read once for all of its fields)."""
-    from pydantic import BaseModel, TypeAdapter
+    from pydantic import TypeAdapter
 
     if issubclass(options, BaseModel):
         return {name: info.description for name, info in options.model_fields.items()}
@@ -134,27 +183,15 @@ By = Annotated[
 ]
 Limit = Annotated[int | None, documented(RunOptions, "limit")]
 
-# --- models: where and how they run (help: the field's documentation in ModelOptions) -------------
+# --- models: where and how they run (the others: with_fields(ModelOptions)) -----------------------
 
 Device = Annotated[str | None, documented(ModelOptions, "device")]
 Dtype = Annotated[str | None, documented(ModelOptions, "dtype")]
-Revision = Annotated[str | None, documented(ModelOptions, "revision")]
 MaxTokens = Annotated[int, documented(ModelOptions, "max_tokens")]
-LabelMap = Annotated[str | None, documented(ModelOptions, "label_map")]
-Quantize = Annotated[str | None, documented(ModelOptions, "quantize")]
 Compile = Annotated[bool, documented(ModelOptions, "compile")]
-Threads = Annotated[int | None, documented(ModelOptions, "threads")]
 Devices = Annotated[str | None, documented(ModelOptions, "devices")]
 """Given as one comma-separated list (``ModelOptions.devices`` is a tuple)."""
 Ray = Annotated[str | None, documented(ModelOptions, "ray_address", "--ray")]
-RayWorkers = Annotated[int, documented(ModelOptions, "ray_workers")]
-RayGpusPerWorker = Annotated[float, documented(ModelOptions, "ray_gpus_per_worker")]
-Concurrency = Annotated[int | None, documented(ModelOptions, "concurrency")]
-
-# --- generative LMs -------------------------------------------------------------------------------
-
-Mode = Annotated[str, documented(ModelOptions, "mode")]
-MaxNewTokens = Annotated[int, documented(ModelOptions, "max_new_tokens")]
 OptionScore = Annotated[str, documented(ModelOptions, "option_score")]
 
 # --- judges (explain, validate prescreen) ---------------------------------------------------------
@@ -196,9 +233,8 @@ Eval = Annotated[
     str | None, typer.Option("--eval", help="Evaluation set (same formats) for the accuracy (Acc).")
 ]
 Split = Annotated[str, documented(TrainingOptions, "split")]
-EvalSplit = Annotated[str, documented(TrainingOptions, "eval_split")]
 
-# --- fine-tuning ---------------------------------------------------------------------------------
+# --- fine-tuning: the fields of TrainingOptions (with_fields) -------------------------------------
 
 _MODEL = typer.Option(
     "--model",
@@ -207,15 +243,6 @@ _MODEL = typer.Option(
 )
 Model = Annotated[str, _MODEL]
 Models = Annotated[list[str], _MODEL]
-LearningRate = Annotated[float | None, documented(TrainingOptions, "learning_rate")]
-Epochs = Annotated[float, documented(TrainingOptions, "epochs")]
-BatchSize = Annotated[int, documented(TrainingOptions, "batch_size")]
-MaxLength = Annotated[int, documented(TrainingOptions, "max_length")]
-MaxSteps = Annotated[int, documented(TrainingOptions, "max_steps")]
-SaveSteps = Annotated[int, documented(TrainingOptions, "save_steps")]
-LrScheduler = Annotated[str, documented(TrainingOptions, "lr_scheduler")]
-WarmupSteps = Annotated[int, documented(TrainingOptions, "warmup_steps")]
-WarmupRatio = Annotated[float, documented(TrainingOptions, "warmup_ratio")]
 
 # --- gender-swap augmentation --------------------------------------------------------------------
 

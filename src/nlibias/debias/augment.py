@@ -20,17 +20,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, TypedDict, get_type_hints
+from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 
-from annotated_types import Predicate
-
+from nlibias.benchmarks.occupation_list import load_occupations
 from nlibias.debias.finetune_checks import check_split_applies
 from nlibias.debias.her_resolver import DEFAULT_HER_MODEL, HerChoice, HerModel, HerResolver
-from nlibias.debias.occupation_match import MatchRule, occupations_in
 from nlibias.debias.swap import Swapper, SwapPlan
 from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_training_set
 from nlibias.debias.wordlists import read_pairs, swap_list_named
@@ -38,10 +38,12 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
 from nlibias.runtime.progress import progress_bar
 from nlibias.schema.applies import AppliesTo
-from nlibias.schema.declared import Allowed, declared
+from nlibias.schema.declared import declared
 
-SELECTIONS = ("occupation", "all")
-Selection = Annotated[str, Predicate(SELECTIONS.__contains__), Allowed(f"one of {str(SELECTIONS)[1:-1]}")]
+Selection = Literal["occupation", "all"]
+MatchRule = Literal["words", "paper"]
+"""Which of the 38 occupations a premise mentions: ``words`` (whole words, singular and plural) or
+``paper`` (paper 004's ``is_word_present``, to reproduce its selection); docs/debiasing.md, "Selection"."""
 TRAIN_FILE = "train.jsonl"
 SUMMARY_FILE = "augment_summary.json"
 
@@ -88,6 +90,63 @@ def _key(premise: str, hypothesis: str, label: str) -> int:
     """An 8-byte hash of a row (4.4 MB for SNLI's gendered rows)."""
     text = "\x1f".join((premise, hypothesis, label)).encode("utf-8")
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+
+
+@cache
+def _forms() -> dict[str, str]:
+    """Lower-case form (singular or plural) → occupation name."""
+    forms: dict[str, str] = {}
+    for occupation in load_occupations():
+        forms[occupation.name.lower()] = occupation.name
+        forms[occupation.plural.lower()] = occupation.name
+    return forms
+
+
+@cache
+def _pattern() -> re.Pattern[str]:
+    forms = sorted(_forms(), key=lambda f: (-len(f), f))
+    alternatives = "|".join(r"[\s-]+".join(re.escape(w) for w in form.split()) for form in forms)
+    return re.compile(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", re.IGNORECASE)
+
+
+@cache
+def _first_words() -> frozenset[str]:
+    """The first word of every form: a premise without one of them names no occupation."""
+    return frozenset(form.split()[0] for form in _forms())
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+@cache
+def _paper_tokens() -> dict[str, str]:
+    tokens: dict[str, str] = {}
+    for occupation in load_occupations():
+        word = occupation.name.lower()
+        tokens.setdefault(word, occupation.name)
+        tokens.setdefault(word + "s", occupation.name)
+    tokens["secretaries"] = "secretary"
+    return tokens
+
+
+def occupations_in(premise: str, *, rule: str = "words") -> list[str]:
+    """The occupations ``premise`` mentions, each once, in order of first mention (:data:`MatchRule`).
+
+    >>> occupations_in("Two nurses, a CEO and a construction-worker.")
+    ['nurse', 'CEO', 'construction worker']
+    >>> occupations_in("Two nurses, a CEO and a construction-worker.", rule="paper")
+    ['CEO']
+    """
+    if rule == "paper":
+        tokens = _paper_tokens()
+        found = (tokens[t] for t in premise.lower().split(" ") if t in tokens)
+    else:
+        first_words = _first_words()
+        if not any(w in first_words for w in _LETTERS.findall(premise.lower())):
+            return []
+        forms = _forms()
+        found = (forms[re.sub(r"[\s-]+", " ", m.group(0).lower())] for m in _pattern().finditer(premise))
+    return list(dict.fromkeys(found))
 
 
 MATCH_APPLIES = AppliesTo(

@@ -13,7 +13,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from nlibias.debias.checkpoints import disk_full_named, final_step, remove_folder, usable_checkpoint
 from nlibias.debias.finetune_checks import (
     check_base_model,
     check_max_length,
@@ -29,7 +28,11 @@ from nlibias.debias.finetune_record import (
     FinetuneRecord,
     FinetuneSettings,
     TrainingOptions,
+    disk_full_named,
+    final_step,
     read_record,
+    remove_folder,
+    usable_checkpoint,
     write_record,
 )
 from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows, require_packages

@@ -6,12 +6,12 @@ from __future__ import annotations
 import inspect
 import typing
 import warnings
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 from nlibias.debias.finetune_record import LR_SCHEDULERS, TRAINING_DEFAULTS, TrainingOptions
-from nlibias.debias.training_rows import TrainingSet, describe_training_set, iter_training_rows, source_kind
+from nlibias.debias.training_rows import TrainingSet, describe_training_set, source_kind
 from nlibias.errors import ConfigError
 from nlibias.models.mlm.model_names import check_model_path
 from nlibias.schema.applies import option_applies_to_nothing
@@ -154,16 +154,6 @@ def check_max_length(max_length: int, config: Any, tokenizer: Any, model: str) -
         )
 
 
-@dataclass(frozen=True)
-class DataCheck:
-    """What a full read of a training or evaluation set found."""
-
-    rows: int
-    labelled: int
-    labels: tuple[str, ...] = ()
-    """The gold labels the rows hold (sorted; empty for a hub name, which is not read ahead)."""
-
-
 def refuse_unlabelled(source: str | Path, parameter: str, labelled: int, rows: int | None = None) -> None:
     """Refuse a set with no labelled row (``rows``: how many it has, when counted)."""
     if labelled == 0:
@@ -177,32 +167,27 @@ def refuse_unlabelled(source: str | Path, parameter: str, labelled: int, rows: i
         )
 
 
-def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
-    """Read every row of ``source`` (a bad row raises its file, line and field); refuse a set
-    with no labelled row. A hub name is not read here (it streams from the network)."""
-    if source_kind(source)[0] == "hub":
-        return DataCheck(rows=-1, labelled=-1)
+def check_training_set(source: str | Path | TrainingSet, split: str, parameter: str) -> TrainingSet:
+    """Read every row of ``source`` once (a bad row raises its file, line and field; a set with no
+    labelled row is refused) and return it counted and hashed, the one value every later step takes
+    (a set already checked for ``split`` is returned as it is). A hub name is not read here (it
+    streams from the network): its counts are -1."""
+    if isinstance(source, TrainingSet):
+        if source.split == split and source.rows is not None:
+            return source
+        source = source.given
+    described = describe_training_set(source, split)
+    if described.kind == "hub":
+        return replace(described, rows=-1, labelled=-1)
     rows = labelled = 0
     labels: set[str] = set()
-    for row in iter_training_rows(source, split=split):
+    for row in described.iter_rows():
         rows += 1
         if row.label is not None:
             labelled += 1
             labels.add(row.label)
     refuse_unlabelled(source, parameter, labelled, rows)
-    return DataCheck(rows=rows, labelled=labelled, labels=tuple(sorted(labels)))
-
-
-def check_training_set(source: str | Path | TrainingSet, split: str, parameter: str) -> TrainingSet:
-    """Read every row of ``source`` once and return it counted and hashed, the one value every
-    later step takes (a set already checked for ``split`` is returned as it is)."""
-    if isinstance(source, TrainingSet):
-        if source.split == split and source.rows is not None:
-            return source
-        source = source.given
-    counts = check_data(source, split, parameter)
-    described = describe_training_set(source, split)
-    return replace(described, rows=counts.rows, labelled=counts.labelled, labels=counts.labels)
+    return replace(described, rows=rows, labelled=labelled, labels=tuple(sorted(labels)))
 
 
 class OneLabelWarning(UserWarning):

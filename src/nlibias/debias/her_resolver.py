@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
-
-from annotated_types import Predicate
+from typing import Annotated, Any, Literal
 
 from nlibias.debias.swap import SwapPlan
 from nlibias.models.mlm.model_names import loading_as
 from nlibias.models.tp.hf import HFCausalScorer, HFMaskedScorer
 from nlibias.schema.applies import AppliesTo
-from nlibias.schema.declared import Allowed, declared
+from nlibias.schema.declared import declared
 from nlibias.schema.model_ref import CAUSAL_LM_KINDS, ModelRef
 
-HER_CHOICES = ("rule", "lm")
-HerChoice = Annotated[str, Predicate(HER_CHOICES.__contains__), Allowed(f"one of {str(HER_CHOICES)[1:-1]}")]
+HerChoice = Literal["rule", "lm"]
 DEFAULT_HER_MODEL = "smollm2"
 MAX_JOINT = 4
 """Open "her"s of one text scored jointly (2**4 = 16 candidates at most); beyond, one at a time."""
@@ -117,7 +114,7 @@ HerModel = Annotated[str | HerResolver | None, HER_MODEL_APPLIES]
 
 @declared
 def check_her(her: HerChoice = "rule", her_model: HerModel = None) -> None:
-    """``her`` is one of :data:`HER_CHOICES`; ``her_model`` only with ``her='lm'``, which reads it.
+    """``her`` is one of :data:`HerChoice`; ``her_model`` only with ``her='lm'``, which reads it.
 
     >>> check_her("rule", "smollm2")
     Traceback (most recent call last):

@@ -1,5 +1,5 @@
 """Who an installed plug-in is (its entry point and distribution), for the messages that name it;
-shared by the benchmark plug-ins (:mod:`nlibias.catalog.plugins`) and the NLI backends
+shared by the benchmark plug-ins (:mod:`nlibias.catalog.registry`) and the NLI backends
 (:mod:`nlibias.models.registry`)."""
 
 from __future__ import annotations
