@@ -33,6 +33,20 @@ def read_json_file(path: str | Path, *, allow_nan: bool = False) -> Any:
     return parse_json(path, read_text(path), allow_nan=allow_nan)
 
 
+def json_object_or_none(path: str | Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``; None when it is missing, unreadable or no object (a record
+    that is read again or done without).
+
+    >>> json_object_or_none("no/such/file.json") is None
+    True
+    """
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # ValueError: not UTF-8, not JSON
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def dumps_finite(value: Any, **options: Any) -> str:
     """``json.dumps(value, allow_nan=False, **options)``, a NaN refused naming its field.
 

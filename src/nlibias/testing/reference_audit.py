@@ -26,6 +26,7 @@ from nlibias.runtime.contract import Predictor
 from nlibias.runtime.options import check_bootstrap
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import ModelOutputs
 
 ObjectScorer = Callable[..., dict[str, Any]]
 OBJECT_SCORERS: dict[tuple[str, str], ObjectScorer] = {
@@ -48,25 +49,25 @@ def _object_scorer(benchmark: str, kind: str) -> ObjectScorer:
 def build_metrics(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> MetricsDocument:
-    """``metrics.json`` without ``run`` for every model present in ``predictions`` (object scorers)."""
+    """``metrics.json`` without ``run`` for every model present in ``predictions`` (object scorers),
+    with the benchmark's analyses across models (:func:`nlibias.jobs.results.scored_metrics`)."""
     check_bootstrap(bootstrap)
     benchmark = benchmark_of(samples)
+    position = {sample.id: i for i, sample in enumerate(samples)}
     by_model: dict[str, list[Prediction]] = {}
     kinds: dict[str, str] = {}
+    rows: dict[str, list[Prediction | None]] = {}
     for prediction in predictions:
         by_model.setdefault(prediction.model, []).append(prediction)
         kinds.setdefault(prediction.model, prediction.kind)
+        rows.setdefault(prediction.model, [None] * len(samples))[position[prediction.sample_id]] = prediction
     models = {
-        model: _object_scorer(benchmark.name, kinds[model])(samples, rows, bootstrap=bootstrap, seed=seed)
-        for model, rows in by_model.items()
+        model: _object_scorer(benchmark.name, kinds[model])(samples, found, bootstrap=bootstrap, seed=seed)
+        for model, found in by_model.items()
     }
-    domain_of: dict[str, str] = {}
-    for sample in samples:  # each subtopic's first domain, as SampleColumns.domain_of_subtopic
-        domain_of.setdefault(sample.subtopic, sample.domain)
-    return results.metrics_document(
-        samples[0].source, benchmark, models, kinds, n_samples=len(samples), bootstrap=bootstrap, seed=seed,
-        domain_of=domain_of,
-    )  # fmt: skip
+    outputs = {model: ModelOutputs.of_predictions(found, kinds[model]) for model, found in rows.items()}
+    columns = SampleColumns.from_samples(samples, provenance_keys=benchmark.provenance() or ())
+    return results.scored_metrics(benchmark, columns, models, kinds, outputs, bootstrap=bootstrap, seed=seed)
 
 
 def audit_objects(
