@@ -97,7 +97,8 @@ def audit_objects(
         wall = round(time.perf_counter() - started, 3)
         model_runs[predictor.name] = {**predictor.describe(), "stats": {**run.stats, "wall_seconds": wall}}
     metrics = build_metrics(samples, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = results.run_section(samples_path, model_runs, cache)
+    cache_path = None if cache is None else str(cache.path)
+    metrics["run"] = results.run_info(samples_path, models=model_runs, cache=cache_path)
     return results.finish_run(out_dir, list(predictions), metrics, benchmark)
 
 
@@ -117,8 +118,11 @@ def score_objects(
     predicted = {p.sample_id for p in predictions}
     subset = [s for s in samples if s.id in predicted]
     metrics = build_metrics(subset, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = results.score_run_section(
-        samples_path, predictions_path, scored=len(subset), given=len(samples)
+    metrics["run"] = results.run_info(
+        samples_path,
+        predictions=str(predictions_path),
+        samples_scored=len(subset),
+        samples_given=len(samples),
     )
     return results.finish_run(out_dir, predictions, metrics, benchmark)
 
