@@ -103,9 +103,7 @@ def document_issues(
         for problem in problems(error, words=_reason):
             named.add(problem.loc)
             found.append((field_path(problem.loc), problem.reason))
-    found += [
-        (field_path(p), f"{v} is not a finite number") for p, v in _not_finite(value, ()) if p not in named
-    ]
+    found += [(field_path(p), f"{v} is not a finite number") for p, v in not_finite(value) if p not in named]
     if strict and validated is not None:
         found += [(field_path(p), "not a field of this schema") for p in _undeclared(value, validated, ())]
     return found[:limit]
@@ -134,16 +132,17 @@ def _reason(error: Any) -> str:
     return str(error["msg"])
 
 
-def _not_finite(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, float]]:
+def not_finite(value: Any, path: FieldPath = ()) -> Iterator[tuple[FieldPath, float]]:
+    """The path and value of each NaN or infinity in ``value`` (nested dicts, lists and tuples)."""
     if isinstance(value, float):
         if not math.isfinite(value):
             yield path, value
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _not_finite(item, (*path, key))
-    elif isinstance(value, list):
+            yield from not_finite(item, (*path, key))
+    elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            yield from _not_finite(item, (*path, i))
+            yield from not_finite(item, (*path, i))
 
 
 def _undeclared(given: Any, kept: Any, path: FieldPath) -> Iterator[FieldPath]:

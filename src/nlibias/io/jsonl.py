@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from nlibias.errors import DataError
+from nlibias.io.json_schema import not_finite
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import read_text
 
@@ -33,6 +33,20 @@ def read_json_file(path: str | Path, *, allow_nan: bool = False) -> Any:
     return parse_json(path, read_text(path), allow_nan=allow_nan)
 
 
+def json_object_or_none(path: str | Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``; None when it is missing, unreadable or no object (a record
+    that is read again or done without).
+
+    >>> json_object_or_none("no/such/file.json") is None
+    True
+    """
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # ValueError: not UTF-8, not JSON
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def dumps_finite(value: Any, **options: Any) -> str:
     """``json.dumps(value, allow_nan=False, **options)``, a NaN refused naming its field.
 
@@ -43,32 +57,15 @@ def dumps_finite(value: Any, **options: Any) -> str:
     try:
         return json.dumps(value, allow_nan=False, **options)
     except ValueError as error:
-        where = _nonfinite_field(value)
+        where = next(not_finite(value), None)
         if where is None:
             raise
-        field, number = where
+        field, number = ".".join(map(str, where[0])) or "value", where[1]
         raise DataError(
             f"{field} is {number!r}, which JSON cannot hold",
             field=field,
             fix="write a finite number, or leave the field out",
         ) from error
-
-
-def _nonfinite_field(value: Any, prefix: str = "") -> tuple[str, float] | None:
-    if isinstance(value, float) and not math.isfinite(value):
-        return prefix or "value", value
-    items: Any = (
-        value.items()
-        if isinstance(value, dict)
-        else enumerate(value)
-        if isinstance(value, list | tuple)
-        else ()
-    )
-    for key, item in items:
-        found = _nonfinite_field(item, f"{prefix}.{key}" if prefix else str(key))
-        if found is not None:
-            return found
-    return None
 
 
 def iter_jsonl(path: str | Path, *, comments: bool = False) -> Iterator[tuple[int, Any]]:

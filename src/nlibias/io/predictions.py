@@ -112,10 +112,14 @@ def _vector(probs: Mapping[str, Any]) -> tuple[float, float, float]:
 _ROW_FIELDS = frozenset(("id", "label", "model", "probs"))
 
 
-def _resolve(path: str | Path) -> Path:
+def predictions_file(path: str | Path) -> Path:
+    """The predictions file of ``path``: itself, or a run directory's ``predictions.jsonl``."""
     path = Path(path)
-    if path.is_dir():
-        path = path / PREDICTIONS_JSONL
+    return path / PREDICTIONS_JSONL if path.is_dir() else path
+
+
+def _resolve(path: str | Path) -> Path:
+    path = predictions_file(path)
     if not path.exists():
         raise SourceError(path, None, "file does not exist")
     return path

@@ -25,6 +25,7 @@ from typing import Any
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import flat_keys, sha256_file
+from nlibias.io.jsonl import json_object_or_none
 from nlibias.models.generative.sources import is_gguf_name, local_source
 from nlibias.models.hub_reach import hub_file
 from nlibias.schema.model_ref import ModelRef
@@ -142,21 +143,13 @@ def _legacy_path(out: Path, name: str) -> Path:
     return out / STAGES_DIR / (name.replace("/", "__") + ".done.json")
 
 
-def _load(path: Path) -> dict[str, Any] | None:
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
 def read_record(out: Path, name: str) -> dict[str, Any] | None:
     """The stage's record; an older ``extend`` marker (``<name>.done.json``) is rewritten once as
     a finished record and removed."""
     legacy = _legacy_path(out, name)
-    record = _load(record_path(out, name))
+    record = json_object_or_none(record_path(out, name))
     if record is None and legacy.exists():
-        marker = _load(legacy)
+        marker = json_object_or_none(legacy)
         if marker is not None:
             inputs = {"version": marker.get("version"), "settings": marker.get("settings")}
             inputs["files"] = marker.get("inputs")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import SourceError
+from nlibias.io.jsonl import json_object_or_none
 
 LM_EVAL_SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
 
@@ -56,11 +57,8 @@ def check_input_file(path: Path) -> None:
 
 
 def _is_lm_eval_results(path: Path) -> bool:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(document, dict) and "results" in document and "n-samples" in document
+    document = json_object_or_none(path)
+    return document is not None and "results" in document and "n-samples" in document
 
 
 # --- Inspect AI ------------------------------------------------------------------------------------
@@ -206,14 +204,3 @@ def check_lm_eval_coverage(path: Path, doc_ids: Iterable[Any]) -> None:
 def _few(values: list[int], shown: int = 5) -> str:
     text = ", ".join(str(v) for v in values[:shown])
     return text + (f" ... ({len(values)} in all)" if len(values) > shown else "")
-
-
-def missing_doc_fields(doc: Any, required: Iterable[str]) -> list[str]:
-    """The required fields a logged document lacks.
-
-    >>> missing_doc_fields({"id": "a", "prompt": "true"}, ("id", "choice_answers", "answers", "prompt"))
-    ['choice_answers', 'answers']
-    """
-    if not isinstance(doc, dict):
-        return list(required)
-    return [field for field in required if field not in doc]

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from nlibias.benchmarks.bbq import read_answer
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import write_jsonl
-from nlibias.io.jsonl import iter_jsonl
+from nlibias.io.jsonl import iter_jsonl, json_object_or_none
 from nlibias.io.tool_log_checks import (
     LM_EVAL_SAMPLES_NAME,
     ZIP_MAGIC,
@@ -30,7 +30,6 @@ from nlibias.io.tool_log_checks import (
     check_inspect_sample,
     check_lm_eval_coverage,
     lm_eval_results_path,
-    missing_doc_fields,
     read_inspect_header,
 )
 from nlibias.models.generative.answers import parse_answer
@@ -162,10 +161,7 @@ def _lm_eval_model(path: Path) -> str:
     """``lm-eval:<model>`` from the run's results file beside the samples (else the task name)."""
     match = LM_EVAL_SAMPLES_NAME.match(path.name)
     if match:
-        try:
-            name = json.loads(lm_eval_results_path(path).read_text(encoding="utf-8")).get("model_name")
-        except (OSError, ValueError, AttributeError):
-            name = None
+        name = (json_object_or_none(lm_eval_results_path(path)) or {}).get("model_name")
         if isinstance(name, str) and name:
             return f"lm-eval:{Path(name).name or name}"
         return f"lm-eval:{match['task']}"
@@ -258,7 +254,7 @@ def _lm_eval_doc(path: Path, line: int, raw: Any) -> dict[str, Any]:
     doc = raw.get("doc") if isinstance(raw, dict) else None
     if isinstance(doc, dict) and "options" in doc:
         return doc
-    missing = missing_doc_fields(doc, _DOC_FIELDS)
+    missing = [field for field in _DOC_FIELDS if field not in doc] if isinstance(doc, dict) else []
     if not isinstance(doc, dict) or missing:
         what = "not an object" if not isinstance(doc, dict) else "no " + ", ".join(missing)
         raise SourceError(

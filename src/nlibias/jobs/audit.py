@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from os import PathLike
@@ -30,8 +30,8 @@ from nlibias.jobs.results import (
     check_predictors,
     finish_run,
     refuse_run_overwrites,
-    run_section,
-    scored_metrics,
+    run_info,
+    score_models,
 )
 from nlibias.jobs.subset import has_pairs, stratified_subset
 from nlibias.runtime.build import build_predictors, close_predictors
@@ -150,9 +150,9 @@ def audit_samples(
     check_bootstrap(bootstrap, seed)
     benchmark, columns = samples.benchmark, samples.columns
     benchmark.check_kinds([("predictors", p.kind) for p in predictors])  # run_audit checked it before loading
-    rows, models, kinds, runs = [], {}, {}, {}
-    outputs: dict[str, ModelOutputs] = {}  # kept only for the benchmark's analyses across models
-    with CommandBar(len(columns) * len(predictors), "audit", "sample", progress) as bar:
+    rows, runs = [], {}
+
+    def predicted(bar: CommandBar) -> Iterator[tuple[str, str, ModelOutputs]]:
         for predictor in predictors:
             started = time.perf_counter()
             with bar.slot(len(columns), predictor.name):
@@ -160,17 +160,13 @@ def audit_samples(
             check_predictor_run(predictor.name, predictor.kind, run, columns.ids)  # the rows' one gate
             bar.stage(f"{predictor.name} scoring")
             rows.append(run.predictions)
-            measures = benchmark.measures[predictor.kind]
-            models[predictor.name] = measures.score(
-                columns, run.outputs, model=predictor.name, bootstrap=bootstrap, seed=seed
-            )
-            kinds[predictor.name] = predictor.kind
+            yield predictor.name, predictor.kind, run.outputs  # scored before the next model runs
             wall = round(time.perf_counter() - started, 3)
             runs[predictor.name] = {**predictor.describe(), "stats": {**run.stats, "wall_seconds": wall}}
-            if benchmark.extras:
-                outputs[predictor.name] = run.outputs
-    metrics = scored_metrics(benchmark, columns, models, kinds, outputs, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = run_section(samples.path, runs, cache)
+
+    with CommandBar(len(columns) * len(predictors), "audit", "sample", progress) as bar:
+        metrics = score_models(benchmark, columns, predicted(bar), bootstrap=bootstrap, seed=seed)
+    metrics["run"] = run_info(samples.path, models=runs, cache=None if cache is None else str(cache.path))
     cast(dict[str, Any], metrics).update(extra or {})  # an audit's own additions (the demo's)
     result = finish_run(
         out_dir, ChainedRows(rows), metrics, benchmark, note=note, samples_sha256=samples.sha256

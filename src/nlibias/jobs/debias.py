@@ -4,7 +4,6 @@ docs/debiasing.md); a rerun skips the steps whose recorded inputs match (:mod:`n
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from functools import partial
@@ -32,6 +31,7 @@ from nlibias.debias.her_resolver import check_her
 from nlibias.debias.training_rows import TrainingSet
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
+from nlibias.io.jsonl import json_object_or_none
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.run_manifest import read_manifest
 from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages, finish_stage, model_identity
@@ -195,9 +195,8 @@ def _stored_comparison(
     path: Path, pairs: list[list[str]], bootstrap: int, min_effect: float = MIN_EFFECT
 ) -> DebiasComparison | None:
     """The comparison a finished run wrote, if of the same pairs, resamples and minimum effect."""
-    try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    stored = json_object_or_none(path)
+    if stored is None:
         return None
     same = stored.get("bootstrap") == bootstrap and stored.get("seed") == 0
     same = same and stored.get("min_effect") == min_effect

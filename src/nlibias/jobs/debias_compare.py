@@ -14,6 +14,7 @@ import numpy as np
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
+from nlibias.io.jsonl import json_object_or_none
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_prediction_arrays
 from nlibias.io.run_dir import read_run
 from nlibias.metrics.meta import ALL_MEASURES
@@ -184,13 +185,9 @@ def save_comparison(run_dir: str | Path, comparison: DebiasComparison) -> bool:
     """Write ``debias_comparison.json`` unless the one there holds more: a pair this one lacks,
     or an accuracy this one does not know. True when written."""
     path = Path(run_dir) / COMPARISON_JSON
-    if path.is_file():
-        try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            old = None  # a damaged file holds nothing worth keeping
-        if isinstance(old, dict) and _loses_information(old, comparison):
-            return False
+    old = json_object_or_none(path)  # a damaged file holds nothing worth keeping
+    if old is not None and _loses_information(old, comparison):
+        return False
     write_json(path, comparison)
     return True
 

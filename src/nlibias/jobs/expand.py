@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -81,7 +81,7 @@ def _source_files(source: str | Path | None) -> list[Path]:
 
 
 @dataclass(frozen=True)
-class Samples:
+class Samples(Sequence["Sample"]):
     """An expanded benchmark in a run directory (:func:`nlibias.expand`): its samples as a list.
 
     >>> samples = expand_samples("occupations")
@@ -107,9 +107,6 @@ class Samples:
     def _records(self) -> list[Sample]:
         return read_samples(self.path)
 
-    def __iter__(self) -> Iterator[Sample]:
-        return iter(self._records)
-
     @overload
     def __getitem__(self, index: SupportsIndex) -> Sample: ...
 
@@ -118,9 +115,6 @@ class Samples:
 
     def __getitem__(self, index: SupportsIndex | slice) -> Sample | list[Sample]:
         return self._records[index]
-
-    def __contains__(self, sample: object) -> bool:
-        return sample in self._records
 
     def to_frame(self) -> pd.DataFrame:
         """The samples as a pandas DataFrame (one row per sample; provenance as a dict column)."""

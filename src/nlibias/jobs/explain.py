@@ -4,7 +4,6 @@ one stage (:mod:`nlibias.io.stages`): a rerun with the same inputs reuses the ou
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from nlibias.explanations.run_files import (
 )
 from nlibias.explanations.split import splitter_identity
 from nlibias.io.fingerprint import sha256_file
+from nlibias.io.jsonl import json_object_or_none
 from nlibias.io.overwrites import refuse_overwrites, run_files
 from nlibias.io.stages import DONE, REDO, Stage, begin_stage, finish_stage, stage_status
 from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD, LABELS
@@ -144,11 +144,8 @@ def run_explain(
 
 def _finished_summary(stage: Stage) -> dict[str, Any] | None:
     """The finished stage's ``explanations.json``; None when it or the rows cannot be read."""
-    try:
-        summary = json.loads(stage.finished.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return summary if isinstance(summary, dict) and (stage.output / "explanations.jsonl").is_file() else None
+    summary = json_object_or_none(stage.finished)
+    return summary if summary is not None and (stage.output / "explanations.jsonl").is_file() else None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from nlibias.catalog.registry import benchmark_for_source, load_plugins
 from nlibias.errors import ConfigError
 from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
 from nlibias.io.overwrites import file_identity, refuse_overwrites
-from nlibias.io.predictions import PREDICTIONS_JSONL, write_predictions
+from nlibias.io.predictions import PREDICTIONS_JSONL, predictions_file, write_predictions
 from nlibias.io.results import SCHEMA_VERSION, MetricsDocument, RunInfo, metrics_issues
 from nlibias.io.run_dir import OUTPUT_FILES, TABLES_TXT, RunDirectory, RunSamples, read_run
 from nlibias.io.run_manifest import MANIFEST_JSON, begin_write, finish_write, read_manifest
@@ -28,7 +28,6 @@ from nlibias.metrics.ranking import most_biased_subtopics
 from nlibias.metrics.verdicts import run_verdicts
 from nlibias.report.tables import format_all_tables
 from nlibias.report.verdict_block import verdict_block, verdict_table_html
-from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
 from nlibias.runtime.options import CacheOption, cache_file
 from nlibias.schema import Prediction, Sample
@@ -56,8 +55,7 @@ def refuse_run_overwrites(out_dir: str | Path | None, cache: CacheOption = None,
             files[name] = [resolve_samples_path(path) if path.is_dir() else path for path in paths]
             continue
         # a folder of predictions is the run directory that wrote them: its predictions file
-        found = [path / PREDICTIONS_JSONL if path.is_dir() else path for path in paths]
-        files[name] = [path for path in found if file_identity(path) != in_place]
+        files[name] = [file for file in map(predictions_file, paths) if file_identity(file) != in_place]
     refuse_overwrites({"out_dir": written, "cache": cache_file(cache)}, files)
 
 
@@ -222,6 +220,27 @@ def scored_metrics(
     return metrics
 
 
+def score_models(
+    benchmark: Benchmark,
+    columns: SampleColumns,
+    outputs: Iterable[tuple[str, str, ModelOutputs]],
+    *,
+    bootstrap: int,
+    seed: int,
+) -> MetricsDocument:
+    """The one scoring of audits and scorings: each ``(model, kind, outputs)``, taken one at a time,
+    by its kind's measures (the outputs kept only for the benchmark's analyses across models), as
+    :func:`scored_metrics`' document."""
+    models, kinds, held = {}, {}, {}
+    for model, kind, found in outputs:
+        measures = benchmark.measures[kind]
+        models[model] = measures.score(columns, found, model=model, bootstrap=bootstrap, seed=seed)
+        kinds[model] = kind
+        if benchmark.extras:
+            held[model] = found
+    return scored_metrics(benchmark, columns, models, kinds, held, bootstrap=bootstrap, seed=seed)
+
+
 def write_outputs(
     out_dir: Path,
     predictions: Iterable[Prediction] | PendingFile,
@@ -252,8 +271,10 @@ DERIVED_FILES = ("report.html", "report_files", "debias_comparison.json")
 """What other commands derive from a run's outputs: a new write of the outputs removes them."""
 
 
-def _run_info(samples_path: str | Path | None, **fields: Any) -> RunInfo:
-    """``metrics.json``'s ``run``: versions, machine facts and the samples file, then ``fields``."""
+def run_info(samples_path: str | Path | None, **fields: Any) -> RunInfo:
+    """``metrics.json``'s ``run``: versions, machine facts and the samples file, then ``fields``: an
+    audit's ``models`` (each one's description and stats) and ``cache``; a scoring's ``predictions``
+    file, ``samples_scored`` and ``samples_given``."""
     info: dict[str, Any] = {
         "nlibias": __version__,
         "python": platform.python_version(),
@@ -267,21 +288,6 @@ def _run_info(samples_path: str | Path | None, **fields: Any) -> RunInfo:
         except PackageNotFoundError:  # not installed: nothing to record
             continue
     return cast(RunInfo, info | fields)
-
-
-def run_section(
-    samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
-) -> RunInfo:
-    """An audit's ``run``: each model's description and stats, and the cache."""
-    return _run_info(samples_path, models=model_runs, cache=str(cache.path) if cache is not None else None)
-
-
-def score_run_section(
-    samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
-) -> RunInfo:
-    """A scoring's ``run``: the predictions file and how many samples it scored of those given."""
-    read = str(predictions_path) if predictions_path else None
-    return _run_info(samples_path, predictions=read, samples_scored=scored, samples_given=given)
 
 
 def check_predictors(predictors: Sequence[Predictor]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from os import PathLike
 from pathlib import Path
@@ -30,6 +30,7 @@ from nlibias.io.overwrites import refuse_named_twice
 from nlibias.io.predictions import (
     PREDICTIONS_JSONL,
     PredictionArrays,
+    predictions_file,
     read_prediction_arrays,
     read_predictions,
 )
@@ -42,8 +43,8 @@ from nlibias.jobs.results import (
     AuditResult,
     finish_run,
     refuse_run_overwrites,
-    score_run_section,
-    scored_metrics,
+    run_info,
+    score_models,
 )
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.schema import Prediction, Sample
@@ -76,7 +77,7 @@ def expand_predictions(predictions: PredictionsInput) -> list[Path]:
         else:
             named.append(Path(item))
             paths.append(named[-1])
-    refuse_named_twice(named, "predictions", "predictions file", each="file", file_of=_predictions_file)
+    refuse_named_twice(named, "predictions", "predictions file", each="file", file_of=predictions_file)
     unique: dict[Path, Path] = {}
     for path in paths:
         unique.setdefault(path.resolve(), path)
@@ -128,7 +129,7 @@ def _refuse_other_samples(samples: BenchmarkSamples, paths: Sequence[Path]) -> N
         return
     for path in paths:
         run = path if path.is_dir() else path.parent
-        manifest = read_manifest(run) if _predictions_file(path).name == PREDICTIONS_JSONL else None
+        manifest = read_manifest(run) if predictions_file(path).name == PREDICTIONS_JSONL else None
         RunSamples.locate(run, {}, manifest).check_texts(given, samples.columns, samples.sha256)
 
 
@@ -148,8 +149,8 @@ def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path],
     seen: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # model → each sample's file (-1: none) and line
     with PendingFile(target) as pending:
         for index, (path, native) in enumerate(zip(paths, natives, strict=True)):
-            check_run_file(_predictions_file(native))
-            default = _predictions_file(path).stem if native == path else None  # as a lone file is read
+            check_run_file(predictions_file(native))
+            default = predictions_file(path).stem if native == path else None  # as a lone file is read
             arrays = read_prediction_arrays(
                 native, position_of=id_positions, n_samples=len(ids), default_model=default, copy_to=pending
             )
@@ -208,7 +209,7 @@ def score_files(
     >>> overall["n_pairs"], overall["cf_pro"], len(result.predictions)
     (1, 50.0, 2)
     """
-    check_run_file(_predictions_file(predictions_path))  # a run directory's: the one its manifest lists
+    check_run_file(predictions_file(predictions_path))  # a run directory's: the one its manifest lists
     benchmark, columns = samples.benchmark, samples.columns
     id_positions = IdPositions(columns.ids)
     # copied in the same pass that reads it; it replaces the run's only once everything is scored
@@ -221,19 +222,13 @@ def score_files(
         records = _rows_as_records(predictions_path, arrays, id_positions)
         del id_positions  # not needed while scoring (which is where the peak is)
         metrics = _score_arrays(benchmark, columns, arrays, records, bootstrap=bootstrap, seed=seed)
-        name = predictions_name or predictions_path
-        metrics["run"] = score_run_section(
-            samples.path, name, scored=metrics["n_samples"], given=len(columns)
+        name = str(predictions_name or predictions_path)
+        metrics["run"] = run_info(
+            samples.path, predictions=name, samples_scored=metrics["n_samples"], samples_given=len(columns)
         )
         return finish_run(
             out_dir, arrays.rows, metrics, benchmark, predictions_file=copy, samples_sha256=samples.sha256
         )
-
-
-def _predictions_file(path: str | Path) -> Path:
-    """The file of ``path`` (a run directory's ``predictions.jsonl``), as errors name it."""
-    path = Path(path)
-    return path / PREDICTIONS_JSONL if path.is_dir() else path
 
 
 def _check_kinds(path: str | Path, arrays: PredictionArrays, benchmark: Benchmark) -> None:
@@ -245,7 +240,7 @@ def _check_kinds(path: str | Path, arrays: PredictionArrays, benchmark: Benchmar
             )
             lines = arrays.models[model].line
             first = int(lines[lines > 0].min())
-            raise SourceError(_predictions_file(path), None, reason, line=first)
+            raise SourceError(predictions_file(path), None, reason, line=first)
 
 
 def _rows_as_records(
@@ -264,7 +259,7 @@ def _rows_as_records(
         lines = arrays.models[model].line
         for position, row in enumerate(rows[model]):
             if row is not None and check is not None:
-                check(_predictions_file(path), int(lines[position]), row)
+                check(predictions_file(path), int(lines[position]), row)
     return rows
 
 
@@ -302,24 +297,18 @@ def _score_arrays(
     def pick(values: np.ndarray) -> np.ndarray:
         return values if every_sample else values[positions]  # no copy in the usual case
 
-    models = {}
-    outputs: dict[str, ModelOutputs] = {}  # kept only for the benchmark's analyses across models
-    for model, rows in arrays.models.items():
-        missing = np.flatnonzero(pick(rows.line) == 0)
-        if len(missing):
-            raise missing_predictions_error(len(missing), scored.ids[int(missing[0])])
-        kind = arrays.kinds[model]
-        read = records.get(model)
-        if read is None:
-            model_outputs = ModelOutputs(kind, pick(rows.probs), pick(rows.label))
-        else:  # every predicted position has a row
-            model_outputs = ModelOutputs.of_predictions(read, kind).take(positions)
-        models[model] = benchmark.measures[kind].score(
-            scored, model_outputs, model=model, bootstrap=bootstrap, seed=seed
-        )
-        if benchmark.extras:
-            outputs[model] = model_outputs
-    return scored_metrics(benchmark, scored, models, arrays.kinds, outputs, bootstrap=bootstrap, seed=seed)
+    def outputs() -> Iterator[tuple[str, str, ModelOutputs]]:
+        for model, rows in arrays.models.items():
+            missing = np.flatnonzero(pick(rows.line) == 0)
+            if len(missing):
+                raise missing_predictions_error(len(missing), scored.ids[int(missing[0])])
+            kind, read = arrays.kinds[model], records.get(model)
+            if read is None:
+                yield model, kind, ModelOutputs(kind, pick(rows.probs), pick(rows.label))
+            else:  # every predicted position has a row
+                yield model, kind, ModelOutputs.of_predictions(read, kind).take(positions)
+
+    return score_models(benchmark, scored, outputs(), bootstrap=bootstrap, seed=seed)
 
 
 ROW_CHECKS: dict[str, Callable[[Path, int, Prediction], None]] = {"sentence-logprob": _check_sentence_scores}

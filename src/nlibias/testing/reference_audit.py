@@ -26,6 +26,7 @@ from nlibias.runtime.contract import Predictor
 from nlibias.runtime.options import check_bootstrap
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import ModelOutputs
 
 ObjectScorer = Callable[..., dict[str, Any]]
 OBJECT_SCORERS: dict[tuple[str, str], ObjectScorer] = {
@@ -48,25 +49,25 @@ def _object_scorer(benchmark: str, kind: str) -> ObjectScorer:
 def build_metrics(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> MetricsDocument:
-    """``metrics.json`` without ``run`` for every model present in ``predictions`` (object scorers)."""
+    """``metrics.json`` without ``run`` for every model present in ``predictions`` (object scorers),
+    with the benchmark's analyses across models (:func:`nlibias.jobs.results.scored_metrics`)."""
     check_bootstrap(bootstrap)
     benchmark = benchmark_of(samples)
+    position = {sample.id: i for i, sample in enumerate(samples)}
     by_model: dict[str, list[Prediction]] = {}
     kinds: dict[str, str] = {}
+    rows: dict[str, list[Prediction | None]] = {}
     for prediction in predictions:
         by_model.setdefault(prediction.model, []).append(prediction)
         kinds.setdefault(prediction.model, prediction.kind)
+        rows.setdefault(prediction.model, [None] * len(samples))[position[prediction.sample_id]] = prediction
     models = {
-        model: _object_scorer(benchmark.name, kinds[model])(samples, rows, bootstrap=bootstrap, seed=seed)
-        for model, rows in by_model.items()
+        model: _object_scorer(benchmark.name, kinds[model])(samples, found, bootstrap=bootstrap, seed=seed)
+        for model, found in by_model.items()
     }
-    domain_of: dict[str, str] = {}
-    for sample in samples:  # each subtopic's first domain, as SampleColumns.domain_of_subtopic
-        domain_of.setdefault(sample.subtopic, sample.domain)
-    return results.metrics_document(
-        samples[0].source, benchmark, models, kinds, n_samples=len(samples), bootstrap=bootstrap, seed=seed,
-        domain_of=domain_of,
-    )  # fmt: skip
+    outputs = {model: ModelOutputs.of_predictions(found, kinds[model]) for model, found in rows.items()}
+    columns = SampleColumns.from_samples(samples, provenance_keys=benchmark.provenance() or ())
+    return results.scored_metrics(benchmark, columns, models, kinds, outputs, bootstrap=bootstrap, seed=seed)
 
 
 def audit_objects(
@@ -96,7 +97,8 @@ def audit_objects(
         wall = round(time.perf_counter() - started, 3)
         model_runs[predictor.name] = {**predictor.describe(), "stats": {**run.stats, "wall_seconds": wall}}
     metrics = build_metrics(samples, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = results.run_section(samples_path, model_runs, cache)
+    cache_path = None if cache is None else str(cache.path)
+    metrics["run"] = results.run_info(samples_path, models=model_runs, cache=cache_path)
     return results.finish_run(out_dir, list(predictions), metrics, benchmark)
 
 
@@ -116,8 +118,11 @@ def score_objects(
     predicted = {p.sample_id for p in predictions}
     subset = [s for s in samples if s.id in predicted]
     metrics = build_metrics(subset, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = results.score_run_section(
-        samples_path, predictions_path, scored=len(subset), given=len(samples)
+    metrics["run"] = results.run_info(
+        samples_path,
+        predictions=str(predictions_path),
+        samples_scored=len(subset),
+        samples_given=len(samples),
     )
     return results.finish_run(out_dir, predictions, metrics, benchmark)
 

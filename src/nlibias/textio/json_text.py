@@ -70,14 +70,7 @@ def parse_json(
 
 def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constant: Any) -> tuple[str, Any]:
     if isinstance(text, bytes):
-        data = text.removeprefix(b"\xef\xbb\xbf")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            where = (line or 1) + data.count(b"\n", 0, exc.start)
-            raise SourceError(
-                path, None, "not UTF-8 text", line=where, fix="save the file as UTF-8"
-            ) from None
+        text = decode_utf8(path, text, line=line or 1)
     text = text.removeprefix("\ufeff")
     first = line or 1
     try:
@@ -106,6 +99,31 @@ def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constan
             "a number with thousands of digits is not a count or a probability",
             line=first + _line_of_long_number(text),
             fix="write the number with fewer digits (or as a string)",
+        ) from None
+
+
+def decode_utf8(path: str | Path, data: bytes, *, line: int = 1) -> str:
+    """``data`` (the bytes of ``path`` from line ``line``) as text, a byte-order mark dropped.
+
+    >>> decode_utf8("x.txt", "\\ufeffé".encode())
+    'é'
+    >>> decode_utf8("x.txt", b"\\xef\\xbb\\xbfa\\n\\xff")
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: x.txt:2: not UTF-8 text: byte 0xff at column 1 (save the file as UTF-8)
+    """
+    body = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = exc.start + len(data) - len(body)  # the error's offset counts from after the mark
+        line += data.count(b"\n", 0, start)
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise SourceError(
+            path,
+            None,
+            f"not UTF-8 text: byte 0x{data[start]:02x} at column {column}",
+            line=line,
+            fix="save the file as UTF-8",
         ) from None
 
 

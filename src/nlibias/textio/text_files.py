@@ -23,35 +23,10 @@ from typing import Any
 
 from nlibias.errors import SourceError
 from nlibias.textio.json_text import check_json_text as check_json_text  # re-exported
+from nlibias.textio.json_text import decode_utf8 as decode_utf8  # re-exported
 
 CSV_FIELD_LIMIT = 128 * 1024
 """Largest CSV field read (128 KiB, Python's default): a larger one is refused with its line."""
-_BOM = b"\xef\xbb\xbf"
-
-
-def decode_utf8(path: str | Path, data: bytes, *, line: int = 1) -> str:
-    """``data`` (the bytes of ``path`` from line ``line``) as text, a byte-order mark dropped.
-
-    >>> decode_utf8("x.txt", "\\ufeffé".encode())
-    'é'
-    >>> decode_utf8("x.txt", b"\\xef\\xbb\\xbfa\\n\\xff")
-    Traceback (most recent call last):
-    nlibias.errors.SourceError: x.txt:2: not UTF-8 text: byte 0xff at column 1 (save the file as UTF-8)
-    """
-    body = data.removeprefix(_BOM)
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        start = exc.start + len(data) - len(body)  # the error's offset counts from after the mark
-        line += data.count(b"\n", 0, start)
-        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
-        raise SourceError(
-            path,
-            None,
-            f"not UTF-8 text: byte 0x{data[start]:02x} at column {column}",
-            line=line,
-            fix="save the file as UTF-8",
-        ) from None
 
 
 def read_text(path: str | Path) -> str:
