@@ -97,7 +97,7 @@ def test_option_scores_equal_a_plain_pass_over_each_whole_sequence(tiny_causal_d
         assert scores.tokens == tuple(len(o.split()) for o in opts)
 
 
-def test_a_server_cannot_score_options(bbq_run: Path) -> None:
+def test_a_backend_that_neither_loads_a_model_nor_echoes_cannot_score_options(bbq_run: Path) -> None:
     class Server:
         name = "server"
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError
+from nlibias.models.generative.option_scoring import echoes_options
 from nlibias.models.hf_common import dtype_choice, set_torch_threads
 from nlibias.models.nli.labels import KINDS_WITHOUT_LABEL_IDS, parse_label_map
 from nlibias.models.nli.ray_data import RayNLIClassifier
@@ -13,7 +14,7 @@ from nlibias.models.nli.sharded import ShardedNLIClassifier
 from nlibias.models.registry import create_classifier
 from nlibias.runtime.classifier import ClassifierPredictor
 from nlibias.runtime.contract import Predictor
-from nlibias.runtime.generative import build_generative_predictors
+from nlibias.runtime.generative import GenerativePredictor, build_generative_predictors
 from nlibias.runtime.model_set import ModelSet, ModelSpec
 from nlibias.runtime.options import DEFAULT_MODEL_OPTIONS, ModelOptions
 from nlibias.runtime.sentence_logprob import build_sentence_predictors
@@ -236,7 +237,7 @@ def _classifier(
 def _generative(
     generative: Sequence[ModelRef], styles: Sequence[PromptStyle], options: ModelOptions
 ) -> list[Predictor]:
-    predictors: list[Predictor] = []
+    predictors: list[GenerativePredictor] = []
     for ref in generative:
         local = not ref.is_server
         predictors += build_generative_predictors(
@@ -250,7 +251,10 @@ def _generative(
             max_batch_tokens=options.max_tokens if local else None,
             concurrency=None if local else options.concurrency,
         )
-    return predictors
+    for predictor in predictors:  # a backend that cannot score options is refused before any runs
+        if predictor.mode == "scored" and predictor.prompt.choices:
+            echoes_options(predictor.backend)
+    return list(predictors)
 
 
 def close_predictors(predictors: Sequence[Predictor]) -> None:

@@ -61,6 +61,8 @@ def predict_choices(
             yield ComputedBatch(answered.indices, [{"text": r.text or ""} for r in answered.records])
 
     identity = {**predictor.answer_identity(), "answers": "multiple-choice"}
+    if mode == "scored":  # options are scored, never generated (a server's scores are echoed)
+        identity.pop("max_new_tokens", None)
     run = cached_outputs(
         predictor.name, unique, identity, compute, cache, to_json=dict, from_json=dict,
         valid=_valid(mode), progress=progress, unit="question",

@@ -137,10 +137,15 @@ class OpenAICompatibleLM:
                 payload["logprobs"] = True
                 payload["top_logprobs"] = self.top_logprobs
             return "/chat/completions", payload
-        payload["prompt"] = prompt + PLAIN_ANSWER_CUE
+        payload["prompt"] = self.format_prompt(prompt)
         if logprobs:
             payload["logprobs"] = self.top_logprobs
         return "/completions", payload
+
+    @staticmethod
+    def format_prompt(user_text: str) -> str:
+        """The text the completions API is sent for one question."""
+        return user_text + PLAIN_ANSWER_CUE
 
     @staticmethod
     def _text(response: Mapping[str, Any]) -> str:

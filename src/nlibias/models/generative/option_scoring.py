@@ -1,5 +1,6 @@
 """Multiple-choice questions scored by a causal LM: each option's summed log-probability after the
-prompt (computed once, its cache shared), or ``per-byte`` (as lm-eval's ``acc_bytes``).
+prompt (computed once, its cache shared; a server's completions API echoes them, one request a
+question), or ``per-byte`` (as lm-eval's ``acc_bytes``).
 
 >>> from nlibias.models.generative.backend import FakeGenerativeBackend
 >>> batch = next(option_batches(FakeGenerativeBackend(), ["Who?"], [("A", "B b", "C")]))
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +21,10 @@ from nlibias.models.batching import plan_batches
 from nlibias.models.generative.backend import FakeGenerativeBackend
 from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.hf_causal import HFCausalLM
+from nlibias.models.generative.openai_http import OpenAICompatibleLM
 from nlibias.models.generative.prefix_sharing import common_prefix_length
 from nlibias.models.generative.scoring import cache_keyword, left_padded_tensors, right_padded_tensors
+from nlibias.models.tp.server import ServerScorer
 
 
 def choose_option(logprobs: Sequence[float], options: Sequence[str], score: OptionScore = "total") -> int:
@@ -70,19 +74,15 @@ class OptionBatch:
 def option_batches(
     backend: Any, prompts: Sequence[str], options: Sequence[Sequence[str]]
 ) -> Iterator[OptionBatch]:
-    """Score each question's options, questions of similar prompt lengths batched; a server is
-    refused."""
+    """Score each question's options, questions of similar prompt lengths batched."""
     if isinstance(backend, FakeGenerativeBackend):
         for i, (prompt, opts) in enumerate(zip(prompts, options, strict=True)):
             backend.calls += 1
             yield OptionBatch([i], [_fake_scores(backend, prompt, opts)])
         return
-    if not isinstance(backend, HFCausalLM):
-        raise ConfigError(
-            f"{backend.name}: scoring multiple-choice options needs a model loaded here (smollm2, hf:, gguf:); "
-            "ask a server with mode='generated'",
-            parameter="mode",
-        )
+    if echoes_options(backend):
+        yield from _server_batches(backend, prompts, options)
+        return
     model, tokenizer = backend.load()
     split = [_split(backend, tokenizer, prompt, opts) for prompt, opts in zip(prompts, options, strict=True)]
     for planned in plan_batches(
@@ -100,6 +100,43 @@ def option_batches(
         flat = [t for ts in tails for t in ts]
         padded = len(prefixes) * max(map(len, prefixes)) + len(flat) * max(map(len, flat))
         yield OptionBatch(batch, scores, real, padded)
+
+
+def echoes_options(backend: Any) -> bool:
+    """Whether a server's completions API scores ``backend``'s options from its echo; a backend that
+    can score none (a chat API cannot echo a prompt) is refused."""
+    server = isinstance(backend, OpenAICompatibleLM) and backend.api == "completions"
+    if not server and not isinstance(backend, HFCausalLM | FakeGenerativeBackend):
+        raise ConfigError(
+            f"{backend.name}: scoring multiple-choice options needs a model loaded here (smollm2, hf:, gguf:) "
+            "or a server's completions API, which echoes prompt log-probabilities (openai-completions:URL#MODEL; "
+            "the chat API, openai:, cannot); ask a chat server with mode='generated' (--mode generated)",
+            parameter="mode",
+        )
+    return server
+
+
+def _server_batches(
+    backend: OpenAICompatibleLM, prompts: Sequence[str], options: Sequence[Sequence[str]]
+) -> Iterator[OptionBatch]:
+    """One echo request a question (its options as a list of prompts), ``concurrency`` at once; an
+    option's tokens start at the first that ends past the prompt's text, as :func:`_split` counts a
+    token straddling both for the option."""
+    scorer = ServerScorer(
+        backend.client.base_url, backend.model, concurrency=backend.concurrency, client=backend.client
+    )
+    backend.check_served_model()
+    scorer.check_alignment()  # a server shifting its echoed log-probabilities by one is refused
+
+    def ask(question: tuple[str, Sequence[str]]) -> OptionScores:
+        echoed = scorer.echo_continuations(backend.format_prompt(question[0]), question[1])
+        return OptionScores(
+            tuple(sum(v or 0.0 for v in values) for _, values in echoed), tuple(len(t) for t, _ in echoed)
+        )
+
+    with ThreadPoolExecutor(scorer.concurrency, thread_name_prefix="nlibias-http") as pool:
+        for i, scores in enumerate(pool.map(ask, zip(prompts, options, strict=True))):
+            yield OptionBatch([i], [scores])
 
 
 def _split(

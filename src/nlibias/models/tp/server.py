@@ -11,36 +11,55 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 from typing import Any
 
 from nlibias.models.generative.http_client import JSONClient, RetryPolicy, ServerError
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, scored_positions
 
 PAIRS_PER_CHUNK = 32
+NEEDS_ECHO = (
+    "token-probability scores and scored multiple-choice options need a server that echoes prompt "
+    "log-probabilities (vLLM); one without echo answers multiple-choice questions with --mode generated"
+)
 
 
-def prompt_logprobs(response: Mapping[str, Any], prompt: str) -> tuple[list[str], list[float | None]]:
-    """The prompt's tokens and their log-probabilities from an ``echo`` completion.
+def prompt_logprobs(
+    response: Mapping[str, Any], prompt: str, *, after: int | None = None, choice: int = 0, source: str = ""
+) -> tuple[list[str], list[float | None]]:
+    """The prompt's tokens and their log-probabilities from an ``echo`` completion (``choice``: which
+    prompt of a list); ``after``: only those from the first token that ends past that many characters
+    (a token straddling it counts), read from ``text_offset``.
 
     >>> r = {"choices": [{"logprobs": {"tokens": ["<s>", "A", " b", "!"], "text_offset": [0, 0, 1, 3],
     ...      "token_logprobs": [None, -1.0, -2.0, -0.5]}}]}
     >>> prompt_logprobs(r, "A b")
     (['<s>', 'A', ' b'], [None, -1.0, -2.0])
+    >>> prompt_logprobs(r, "A b", after=2)  # " b" spans characters 1-3: it ends past 2
+    ([' b'], [-2.0])
+    >>> r["choices"][0]["logprobs"]["text_offset"] = [0, 3, 4, 6]  # as vLLM counts them: past "<s>"
+    >>> prompt_logprobs(r, "A b"), prompt_logprobs(r, "A b", after=2)
+    ((['<s>', 'A', ' b'], [None, -1.0, -2.0]), ([' b'], [-2.0]))
     """
     try:
-        logprobs = response["choices"][0]["logprobs"]
+        logprobs = response["choices"][choice]["logprobs"]
         tokens, values = list(logprobs["tokens"]), list(logprobs["token_logprobs"])
+        offsets = logprobs.get("text_offset")
     except (KeyError, IndexError, TypeError):
+        tokens, values, offsets = [], [], None
+    echoed = isinstance(offsets, list) and len(offsets) == len(tokens)
+    # vLLM counts offsets over its token strings, a leading "<s>" included: the text starts past it
+    by_strings = offsets == list(accumulate(map(len, tokens[:-1]), initial=0))
+    shift = max("".join(tokens).find(prompt), 0) if by_strings else 0
+    # without offsets, the one generated token comes last
+    keep = max(sum(1 for o in offsets if o < shift + len(prompt)), 1) if echoed else len(tokens) - 1
+    first = 0 if after is None or not echoed else sum(1 for end in offsets[1:keep] if end <= shift + after)
+    if not tokens or (after is not None and not 0 < first < keep):  # no prompt tokens, or no option
         raise ServerError(
-            "the server returned no prompt log-probabilities (logprobs.tokens/token_logprobs with echo); "
-            "token-probability scores need a server that does (vLLM)"
-        ) from None
-    offsets = logprobs.get("text_offset")
-    if isinstance(offsets, list) and len(offsets) == len(tokens):
-        keep = max(sum(1 for offset in offsets if offset < len(prompt)), 1)
-    else:
-        keep = len(tokens) - 1  # the one generated token comes last
-    return tokens[:keep], values[:keep]
+            f"{source or 'the server'} returned no prompt log-probabilities (logprobs.tokens/token_logprobs/"
+            f"text_offset with echo): {NEEDS_ECHO}"
+        )
+    return tokens[first:keep], values[first:keep]
 
 
 ALIGNMENT_PROBE = "One, two, three, four, five, six"
@@ -93,11 +112,14 @@ class ServerScorer:
         concurrency: int = 4,
         timeout: float = 120.0,
         max_retries: int = 5,
+        client: JSONClient | None = None,
     ) -> None:
         self.model = model
         self.name = name or model
         self.concurrency = max(1, concurrency)
-        self.client = JSONClient(base_url, timeout=timeout, retry=RetryPolicy(max_retries, 0.5, 30.0))
+        self.client = client or JSONClient(
+            base_url, timeout=timeout, retry=RetryPolicy(max_retries, 0.5, 30.0)
+        )
         self.device = "server"
         self._alignment_checked = False
 
@@ -111,18 +133,36 @@ class ServerScorer:
         """:func:`check_prompt_alignment` on this server, once (two requests)."""
         if self._alignment_checked:
             return
-        echoed = self.complete(ALIGNMENT_PROBE, logprobs=5, echo=True)
+        try:
+            echoed = self.complete(ALIGNMENT_PROBE, logprobs=5, echo=True)
+        except ServerError as exc:  # llama.cpp's server refuses echo (HTTP 400)
+            if exc.status not in (400, 422):
+                raise
+            raise ServerError(f"{exc}: {NEEDS_ECHO}", status=exc.status) from exc
         check_prompt_alignment(echoed, self.complete(ALIGNMENT_PROBE, logprobs=5), self.client.base_url)
         self._alignment_checked = True
 
-    def complete(self, prompt: str, **options: Any) -> dict[str, Any]:
-        """One greedy token after ``prompt`` from ``/completions`` (``options``: logprobs, echo)."""
+    def complete(self, prompt: str | list[str], **options: Any) -> dict[str, Any]:
+        """One greedy token after ``prompt`` (or each of a list) from ``/completions`` (``options``:
+        logprobs, echo)."""
         payload = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, **options}
         return self.client.post("/completions", payload)
 
     def echo_tokens(self, text: str) -> tuple[list[str], list[float | None]]:
         """The tokens of ``text`` and their echoed log-probabilities."""
-        return prompt_logprobs(self.complete(text, echo=True, logprobs=1), text)
+        return prompt_logprobs(self.complete(text, echo=True, logprobs=1), text, source=self.client.base_url)
+
+    def echo_continuations(
+        self, prompt: str, continuations: Sequence[str]
+    ) -> list[tuple[list[str], list[float | None]]]:
+        """Each continuation's echoed tokens after ``prompt`` (see :func:`prompt_logprobs`), one
+        request for all."""
+        texts = [prompt + continuation for continuation in continuations]
+        answer = self.complete(texts, echo=True, logprobs=1)
+        where = self.client.base_url
+        return [
+            prompt_logprobs(answer, t, after=len(prompt), choice=k, source=where) for k, t in enumerate(texts)
+        ]
 
     def score_pair_batches(
         self, pairs: Sequence[tuple[str, str]], *, variant: str
