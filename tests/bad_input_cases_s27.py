@@ -1079,15 +1079,6 @@ KNOWN = {
     "s27-damaged/cli-gate-rules-a-folder": (
         "--rules naming a folder is refused as 'rules file does not exist'"
     ),
-    "s27-plugins/cli-expand-one-sample-id-twice": (
-        "a plug-in's samples with one id twice are written (exit 0); only the audit of that file refuses them, without naming the plug-in"
-    ),
-    "s27-plugins/python-register-a-builtin-name-in-capitals": (
-        "a plug-in named 'BBQ' is registered beside the built-in 'bbq'"
-    ),
-    "s27-plugins/python-register-a-name-with-a-space": (
-        "a plug-in named 'lean one' (a space inside) is registered; other names of the catalogue are single words"
-    ),
 }
 """Defects found by this round (strict xfails), by case name."""
 
