@@ -79,8 +79,15 @@ def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
     name, replaced = benchmark.name, _BY_NAME.get(benchmark.name)
     taken = [s for s in benchmark.sources if s in _BY_SOURCE and not replace]
     problem = None
-    if not name.strip() or name != name.strip():
-        problem = f"benchmark name {name!r} is empty or has spaces around it; name the benchmark"
+    # names are typed on command lines and matched exactly: one word, unique whatever its case
+    same = next((other for other in _BY_NAME if other.casefold() == name.casefold() and other != name), None)
+    if not name or any(c.isspace() for c in name):
+        problem = f"benchmark name {name!r} is empty or has spaces; name the benchmark with one word"
+    elif same is not None:
+        problem = (
+            f"benchmark name {name!r} differs from the registered {same!r} only in case; "
+            f"choose another name (or name it {same!r} with replace=True)"
+        )
     elif replaced is not None and not replace:
         problem = f"a benchmark named {name!r} is already registered (pass replace=True)"
     elif taken:
@@ -148,12 +155,20 @@ def _taken(benchmark: Benchmark) -> str | None:
         if not taken:
             return None
         owner, what = _BY_SOURCE[taken[0]], f"its sample source {taken[0]!r}"
-    other = _PLUGINS.get(owner.name)
-    who = f"nlibias's built-in benchmark {owner.name!r}" if other is None else other.describe()
     return (
-        f"{what} belongs to {who}: a plug-in's name and sample sources are its own (samples of "
+        f"{what} belongs to {described(owner)}: a plug-in's name and sample sources are its own (samples of "
         "another's source would be scored with that benchmark's measures)"
     )
+
+
+def described(benchmark: Benchmark) -> str:
+    """Where ``benchmark`` comes from, for messages: built in, or which plug-in."""
+    origin = _PLUGINS.get(benchmark.name)
+    if origin is not None:
+        return origin.describe()
+    if any(builtin is benchmark for builtin in BUILTIN):
+        return f"nlibias's built-in benchmark {benchmark.name!r}"
+    return f"plug-in {benchmark.name!r}"
 
 
 def plugin_problems() -> str | None:

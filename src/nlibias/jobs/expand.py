@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from nlibias.benchmarks.data_locations import data_checks, modified_data_warnings
-from nlibias.catalog.registry import get_benchmark
+from nlibias.catalog.registry import described, get_benchmark
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.overwrites import refuse_overwrites
@@ -29,6 +29,7 @@ from nlibias.io.samples import (
     write_samples,
 )
 from nlibias.io.temporary import make_temporary_folder
+from nlibias.schema.columns import IdPositions
 from nlibias.schema.declared import declared
 
 if TYPE_CHECKING:
@@ -62,6 +63,16 @@ def expand_to_dir(
             None,
             "the source expands to no samples (no data rows?)",
             fix="check that it is the right file",
+        )
+    duplicate = IdPositions([sample.id for sample in expansion.samples]).first_duplicate()
+    if duplicate is not None:  # the audit would refuse the file, naming no benchmark
+        first, second = duplicate
+        raise SourceError(
+            getattr(expansion, "origin", None) or source or benchmark,
+            "id",
+            f"{described(get_benchmark(benchmark))} expands to sample id "
+            f"{expansion.samples[second].id!r} twice (samples {first + 1} and {second + 1})",
+            fix="give each sample its own id",
         )
     files = write_samples(out_dir, expansion.samples)
     summary = {**expansion.summary(), "files": {name: str(p) for name, p in files.items()}}
