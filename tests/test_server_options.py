@@ -97,6 +97,20 @@ def test_an_option_sums_its_echoed_tokens_from_the_one_straddling_the_prompt(
     assert asked[0]["echo"] is True and asked[0]["temperature"] == 0.0
 
 
+def test_choices_answered_out_of_order_are_matched_by_their_index(
+    fake_server: Callable[..., FakeServer],
+) -> None:
+    # the API may list a batch's choices in any order; each names its prompt's index
+    def reversed_reply(n: int, path: str, payload: dict[str, Any], headers: dict[str, str]) -> Reply:
+        status, head, body, delay = echo_server(by_characters)(n, path, payload, headers)
+        return status, head, {"choices": body["choices"][::-1]}, delay
+
+    server = fake_server(reversed_reply)
+    backend = OpenAICompatibleLM(server.url, "m", api="completions", sleep=lambda s: None)
+    (batch,) = option_batches(backend, ["Q?"], [("Yes", "No way")])
+    assert batch.scores[0].logprobs == pytest.approx((-0.9, -1.5))  # as in the test above
+
+
 def tiny_echo(tiny_causal_dir: Path) -> Callable[[str], dict[str, Any]]:
     """Echoed log-probabilities computed independently: one plain forward pass of the tiny model over
     the whole text, offsets from the tokenizer."""

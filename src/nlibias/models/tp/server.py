@@ -42,10 +42,13 @@ def prompt_logprobs(
     ((['<s>', 'A', ' b'], [None, -1.0, -2.0]), ([' b'], [-2.0]))
     """
     try:
-        logprobs = response["choices"][choice]["logprobs"]
+        choices = response["choices"]
+        # a list of prompts may be answered in any order: each choice names its prompt's index
+        picked = next((c for c in choices if c.get("index") == choice), choices[choice])
+        logprobs = picked["logprobs"]
         tokens, values = list(logprobs["tokens"]), list(logprobs["token_logprobs"])
         offsets = logprobs.get("text_offset")
-    except (KeyError, IndexError, TypeError):
+    except (KeyError, IndexError, TypeError, AttributeError):
         tokens, values, offsets = [], [], None
     echoed = isinstance(offsets, list) and len(offsets) == len(tokens)
     # vLLM counts offsets over its token strings, a leading "<s>" included: the text starts past it
@@ -54,7 +57,8 @@ def prompt_logprobs(
     # without offsets, the one generated token comes last
     keep = max(sum(1 for o in offsets if o < shift + len(prompt)), 1) if echoed else len(tokens) - 1
     first = 0 if after is None or not echoed else sum(1 for end in offsets[1:keep] if end <= shift + after)
-    if not tokens or (after is not None and not 0 < first < keep):  # no prompt tokens, or no option
+    # no prompt tokens, no option, or an option token without its log-probability
+    if not tokens or (after is not None and (not 0 < first < keep or None in values[first:keep])):
         raise ServerError(
             f"{source or 'the server'} returned no prompt log-probabilities (logprobs.tokens/token_logprobs/"
             f"text_offset with echo): {NEEDS_ECHO}"
