@@ -13,10 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from nlibias.benchmarks import data_locations
-from nlibias.benchmarks.occupation_eval_sets import EVAL_SET_DATA, expand_eval_sets
+from nlibias.benchmarks.occupation_eval_sets import EVAL_SET_DATA, read_eval_workbook
 from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES
-from nlibias.benchmarks.occupation_xlsx import read_eval_workbook
-from nlibias.benchmarks.occupations import expand_occupations
+from nlibias.benchmarks.occupations import expand_eval_sets, expand_occupations
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError, SourceError
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from nlibias.benchmarks.occupation_eval_sets import read_eval_workbook
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin
-from nlibias.benchmarks.occupation_xlsx import read_eval_workbook
 from nlibias.benchmarks.occupations import PremiseFileError, expand_occupations, read_premise_lines
 from nlibias.cli.main import app
 from nlibias.errors import SourceError

@@ -15,11 +15,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from nlibias.benchmarks.wq_nli import WQNLIExpansion, expand_wq_nli, read_wq_nli
-from nlibias.benchmarks.wq_predicates import (
+from nlibias.benchmarks.wq_nli import (
     PREDICATE_CATEGORIES,
+    WQNLIExpansion,
     canonical_predicate,
+    expand_wq_nli,
     load_predicate_categories,
+    read_wq_nli,
 )
 from nlibias.errors import DataError
 from nlibias.metrics.wq_nli import (

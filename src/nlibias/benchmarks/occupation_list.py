@@ -8,6 +8,7 @@ occupation or slot, no person name).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -123,6 +124,30 @@ def template_hypotheses(numbers: Iterable[int] = (1, 2, 3)) -> list[tuple[int | 
         )
         for n in numbers
     ]
+
+
+def template_draw(seed: int, eval_set: str, row: int) -> int:
+    """The Table 3 template (1-3) a premise without hypotheses gets (``hypothesis_templates="one"``).
+
+    >>> [template_draw(0, "ood", row) for row in (2, 3, 4, 5)]  # printf "0:ood:2" | sha256sum, mod 3, + 1
+    [1, 3, 1, 2]
+    """
+    digest = hashlib.sha256(f"{seed}:{eval_set}:{row}".encode()).hexdigest()
+    return 1 + int(digest, 16) % 3
+
+
+def template_number(hypothesis_f: str, hypothesis_m: str) -> int | str:
+    """The Table 3 template a file's hypothesis pair renders (case and a final period ignored), else "file"."""
+
+    def plain(text: str) -> str:
+        return text.strip().rstrip(".").lower()
+
+    for number, template in enumerate(HYPOTHESIS_TEMPLATES, start=1):
+        if plain(hypothesis_f) == plain(template.format(gender="female")) and plain(hypothesis_m) == plain(
+            template.format(gender="male")
+        ):
+            return number
+    return "file"
 
 
 def gender_samples(

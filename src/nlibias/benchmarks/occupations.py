@@ -19,7 +19,19 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from nlibias.benchmarks.occupation_eval_sets import TemplateChoice, eval_set_sources, expand_eval_sets
+from nlibias.benchmarks.data_locations import git_blob_id, resolve_data
+from nlibias.benchmarks.occupation_eval_sets import (
+    EVAL_SET_DATA,
+    EXPECTED_ROWS,
+    OCCUPATION_EVAL_COMMIT,
+    PINNED_BLOBS,
+    SET_OF_FILE,
+    EvalWorkbook,
+    TemplateChoice,
+    eval_set_sources,
+    named_set,
+    read_eval_workbook,
+)
 from nlibias.benchmarks.occupation_list import (
     MAX_WORDS,
     SLOTS,
@@ -32,7 +44,7 @@ from nlibias.benchmarks.occupation_list import (
     template_hypotheses,
 )
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows
-from nlibias.errors import NlibiasError
+from nlibias.errors import ConfigError, NlibiasError
 from nlibias.schema import Sample
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared
@@ -319,3 +331,124 @@ def _expand_premises(premises: str | Path | None, *, balance: bool) -> Occupatio
     eval_set = "templates" if premises is None else "premises"
     samples = [sample for premise in built for sample in premise_samples(premise, eval_set=eval_set)]
     return OccupationsExpansion(tuple(samples), source, tuple(built), warnings=tuple(dict.fromkeys(warnings)))
+
+
+def _set_record(
+    source: str | Path,
+    path: Path,
+    name: str,
+    book: EvalWorkbook,
+    choice: str,
+    seed: int,
+    samples: list[Sample],
+) -> tuple[dict[str, Any], list[str]]:
+    blob = git_blob_id(path.read_bytes())
+    templates = Counter(
+        str((s.provenance or {}).get("hypothesis_template")) for s in samples if s.group == "female"
+    )
+    differ = Counter(
+        (r.occupation.name, r.gender, r.occupation.dominant_gender)
+        for r in book.rows
+        if r.gender != r.occupation.dominant_gender
+    )
+    flagged = book.caveat_rows  # premises a premises file would refuse
+    record: dict[str, Any] = {
+        "eval_set": name,
+        "file": str(path),
+        "git_blob_id": blob,
+        "authors_file": PINNED_BLOBS.get(blob),
+        "sheet": book.sheet,
+        "columns": book.columns,
+        "ignored_columns": list(book.ignored_columns),
+        "rows": len(book.rows),
+        "rows_by_gender": dict(sorted(Counter(r.gender for r in book.rows).items())),
+        "skipped_header_rows": list(book.skipped_header_rows),
+        "blank_rows": book.blank_rows,
+        "hypotheses": "file" if book.has_hypotheses else f"templates: {choice}",
+        "pairs_by_template": dict(sorted(templates.items())),
+        "label_differences": [
+            {"occupation": o, "file": f, "occupations.json": listed, "rows": n}
+            for (o, f, listed), n in differ.items()
+        ],
+        "premise_caveats": {
+            "rows": len(flagged),
+            "gendered_word": sum(any("gendered word" in c for c in row.caveats) for row in flagged),
+            "occupation_not_named": sum(
+                any("gendered word" not in c for c in row.caveats) for row in flagged
+            ),
+            "cells": [caveat for row in flagged for caveat in row.caveats],
+        },
+    }
+    if not book.has_hypotheses and choice == "one":
+        record["seed"] = seed  # the seed of the draw (all three templates need none)
+    warnings = [f"{name}: row {row} repeats the header row; skipped" for row in book.skipped_header_rows]
+    warnings += [f"{name}: {warning}" for warning in book.warnings]
+    warnings += [
+        f"{name}: the file labels {d['occupation']} {d['file']} in {d['rows']} row(s), occupations.json "
+        f"says {d['occupations.json']}; the file's label is used (stereotype, B, by_dominant_gender)"
+        for d in record["label_differences"]
+    ]
+    caveats = record["premise_caveats"]
+    if caveats["rows"]:
+        warnings.append(
+            f"{name}: {caveats['rows']} premise(s) would be refused in a premises file ("
+            f"{caveats['gendered_word']} with a gendered word, {caveats['occupation_not_named']} not "
+            f"naming the row's occupation, e.g. {caveats['cells'][0]}); read as the authors published "
+            "them, listed in expansion.json (premise_caveats); --strict refuses them"
+        )
+    expected = EXPECTED_ROWS.get(name)
+    if named_set(source) is not None and expected is not None and expected != len(book.rows):
+        warnings.append(f"{name}: {len(book.rows)} data rows; the paper's Table 1 has {expected}")
+    if record["authors_file"] is None and path.name in SET_OF_FILE:
+        warnings.append(
+            f"{name}: {path.name} differs from the authors' file at commit {OCCUPATION_EVAL_COMMIT[:7]} "
+            f"(git blob {blob}); results are not comparable with the paper's"
+        )
+    return record, warnings
+
+
+@declared
+def expand_eval_sets(
+    sources: Sequence[str | Path],
+    *,
+    hypothesis_templates: TemplateChoice | None = None,
+    seed: int | None = None,
+    strict: bool = False,
+) -> OccupationsExpansion:
+    """Samples of each evaluation set in ``sources`` (names or workbooks), ids prefixed by set.
+    ``hypothesis_templates`` and ``seed``: for sets without hypotheses. A premise caveat
+    (:mod:`~nlibias.benchmarks.occupation_rows`) is counted and warned; ``strict`` refuses it."""
+    books = [_read_set(source, strict) for source in sources]
+    if all(book.has_hypotheses for *_, book in books):
+        given = "every set given brings its own hypotheses (" + ", ".join(n for _, _, n, _ in books) + ")"
+        for parameter, value in (("hypothesis_templates", hypothesis_templates), ("seed", seed)):
+            if value is not None:
+                raise option_applies_to_nothing(
+                    parameter, "evaluation sets without hypotheses (ood-eval)", value=value, given=given
+                )
+    choice, seed = hypothesis_templates or "one", seed or 0
+    samples: list[Sample] = []
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for source, path, name, book in books:
+        if any(r["eval_set"] == name for r in records):
+            raise ConfigError(f"the evaluation set {name!r} is given twice", parameter="premises")
+        own = [s for row in book.rows for s in row.samples(name, choice, seed)]
+        record, notes = _set_record(source, path, name, book, choice, seed, own)
+        samples += own
+        records.append(record)
+        warnings += notes
+    origin = ", ".join(r["file"] for r in records)
+    return OccupationsExpansion(tuple(samples), origin, sets=tuple(records), warnings=tuple(warnings))
+
+
+def _read_set(source: str | Path, strict: bool) -> tuple[str | Path, Path, str, EvalWorkbook]:
+    """(source as given, its file, its name, its workbook as read)."""
+    named = named_set(source)
+    if named is None:
+        path = Path(source)
+        name = SET_OF_FILE.get(path.name, path.stem.lower().replace(" ", "_"))
+    else:
+        path, name = resolve_data(EVAL_SET_DATA[named]), named.removesuffix("-eval")
+    require = None if named is None else name != "ood"
+    return source, path, name, read_eval_workbook(path, require_hypotheses=require, strict=strict)

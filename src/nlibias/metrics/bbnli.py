@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from nlibias.metrics.bootstrap import ratio
 from nlibias.metrics.meta import PERCENT_MEASURES
 from nlibias.metrics.pairing import ANTI, NO_STEREOTYPE, PRO, equality_codes, pair_positions
-
-if TYPE_CHECKING:
-    from nlibias.schema.columns import SampleColumns
+from nlibias.schema.columns import SampleColumns
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
 UNANSWERED = -1

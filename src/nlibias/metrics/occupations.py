@@ -8,17 +8,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from nlibias.errors import DataError
 from nlibias.metrics.meta import OCCUPATION_MEASURES
-from nlibias.metrics.metric_frame import MetricFrame, units_frame
+from nlibias.metrics.metric_frame import units_frame
 from nlibias.metrics.pairing import ANTI, PRO, pair_codes, provenance_labels
-from nlibias.metrics.probabilities import refuse_missing_probabilities, score_probability_objects
-from nlibias.schema import Prediction, Sample
+from nlibias.metrics.probabilities import ProbabilityPairs, refuse_missing_probabilities
 from nlibias.schema.columns import SampleColumns
 
 MEASURE_KEYS: tuple[str, ...] = tuple(OCCUPATION_MEASURES)
@@ -125,62 +124,12 @@ def pair_value_columns(
     return values, groups, columns.position_ids(paired.unpaired)
 
 
-def score_occupations(
-    samples: Sequence[Sample],
-    predictions: Sequence[Prediction],
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> dict[str, Any]:
-    """One model's S, ΔP, B and S_3way in percent, overall and by each of :data:`GROUPINGS`."""
-    options = {"bootstrap": bootstrap, "seed": seed, "confidence": confidence}
-    return score_probability_objects(
-        score_occupations_columns, samples, predictions, provenance_keys=PROVENANCE_KEYS, **options
-    )
-
-
-def score_occupations_columns(
-    columns: SampleColumns,
-    probs: np.ndarray,
-    *,
-    model: str,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-    labels: np.ndarray | None = None,
-) -> dict[str, Any]:
-    """:func:`score_occupations` from sample columns and a ``(samples x 3)`` probability array."""
+def _occupation_values(
+    columns: SampleColumns, probs: np.ndarray, *, model: str, labels: np.ndarray | None = None
+) -> tuple[np.ndarray, dict[str, Any], dict[str, Any]]:
     values, groups, unpaired = pair_value_columns(columns, probs, model=model, labels=labels)
-    frame = _pair_frame(values, groups, count_measures={"S", "B", "S_3way"}, bootstrap=bootstrap, seed=seed,
-                        confidence=confidence)  # fmt: skip
-    frame.overall |= {
-        "unpaired": unpaired,
-        "dominant_gender_by_occupation": dominant_gender_by_occupation(groups),
-    }
-    return frame.to_dict()
-
-
-def _pair_frame(
-    values: np.ndarray,
-    groups: Mapping[str, Sequence[Any]],
-    *,
-    count_measures: Collection[str],
-    bootstrap: int,
-    seed: int,
-    confidence: float,
-) -> MetricFrame:
-    """The frame of ``(pairs x 4)`` values in :data:`MEASURE_KEYS` order, pairs resampled."""
-    return units_frame(
-        values,
-        MEASURE_KEYS,
-        groups=groups,
-        count_measures=count_measures,
-        bootstrap=bootstrap,
-        seed=seed,
-        n_key="n_pairs",
-        confidence=confidence,
-    )
+    overall = {"unpaired": unpaired, "dominant_gender_by_occupation": dominant_gender_by_occupation(groups)}
+    return values, groups, overall
 
 
 def dominant_gender_by_occupation(groups: Mapping[str, Any]) -> dict[str, str]:
@@ -211,6 +160,16 @@ def paired_differences(
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     if before.shape != after.shape:
         raise ValueError(f"before has shape {before.shape} and after {after.shape}; pass the same pairs")
-    frame = _pair_frame(after - before, groups, count_measures=(), bootstrap=bootstrap, seed=seed,
-                        confidence=confidence)  # fmt: skip
+    options: dict[str, Any] = {"bootstrap": bootstrap, "seed": seed, "confidence": confidence}
+    frame = units_frame(
+        after - before, MEASURE_KEYS, groups=groups, count_measures=(), n_key="n_pairs", **options
+    )
     return frame.to_dict()
+
+
+OCCUPATION_PAIRS = ProbabilityPairs(
+    MEASURE_KEYS, _occupation_values, frozenset({"S", "B", "S_3way"}), "n_pairs", PROVENANCE_KEYS
+)
+#: One model's S, ΔP, B and S_3way in percent, overall and by each of :data:`GROUPINGS`.
+score_occupations = OCCUPATION_PAIRS.score
+score_occupations_columns = OCCUPATION_PAIRS.score_columns

@@ -1,15 +1,18 @@
-"""Probability measures' shared steps (WQ-NLI, occupations): probabilities aligned with samples."""
+"""The one scorer of the probability-pair benchmarks (WQ-NLI, occupations): each declares its
+per-pair values as a :class:`ProbabilityPairs`; the frame, intervals and sample alignment are shared."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from nlibias.errors import DataError
 from nlibias.metrics.bbnli_scorer import align_predictions
+from nlibias.metrics.metric_frame import units_frame
 from nlibias.schema import LABEL_INDEX, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
@@ -42,19 +45,69 @@ def prediction_label_codes(predictions: Sequence[Prediction]) -> np.ndarray:
     )
 
 
-def score_probability_objects(
-    scorer: Callable[..., dict[str, Any]],
-    samples: Sequence[Sample],
-    predictions: Sequence[Prediction],
-    *,
-    provenance_keys: Sequence[str],
-    **options: Any,
-) -> dict[str, Any]:
-    """``scorer(columns, probs, model=..., labels=..., **options)`` of samples and one model's predictions."""
-    aligned = align_predictions(samples, predictions)
-    probs, model = probability_rows(aligned)
-    columns = SampleColumns.from_samples(samples, provenance_keys=provenance_keys)
-    return scorer(columns, probs, model=model, labels=prediction_label_codes(aligned), **options)
+PairValues = Callable[..., tuple[np.ndarray, Mapping[str, Any], dict[str, Any]]]
+"""``(columns, probs, *, model, labels)`` → ``(pairs x measures)`` values, each pair's group labels
+and what the overall slice adds (its unpaired samples and the like)."""
+
+
+@dataclass(frozen=True)
+class ProbabilityPairs:
+    """A probability-pair benchmark's measures: its per-pair values, averaged in percent with
+    intervals by resampling pairs."""
+
+    keys: tuple[str, ...]
+    values: PairValues
+    count_measures: frozenset[str]
+    """The measures whose numerator is also reported as a count."""
+    n_key: str
+    """The name of a slice's unit count (``n_rows``, ``n_pairs``)."""
+    provenance_keys: tuple[str, ...]
+    """The only provenance keys the values read (an audit loads no others)."""
+
+    def score_columns(
+        self,
+        columns: SampleColumns,
+        probs: np.ndarray,
+        *,
+        model: str,
+        bootstrap: int = 1000,
+        seed: int = 0,
+        confidence: float = 0.95,
+        labels: np.ndarray | None = None,
+    ) -> dict[str, Any]:
+        """The measures from sample columns and a ``(samples x 3)`` probability array (``labels``:
+        a label code per sample, -1 the most probable; read where a measure compares labels)."""
+        values, groups, overall = self.values(columns, probs, model=model, labels=labels)
+        frame = units_frame(
+            values,
+            self.keys,
+            groups=groups,
+            count_measures=self.count_measures,
+            bootstrap=bootstrap,
+            seed=seed,
+            n_key=self.n_key,
+            confidence=confidence,
+        )
+        frame.overall |= overall
+        return frame.to_dict()
+
+    def score(
+        self,
+        samples: Sequence[Sample],
+        predictions: Sequence[Prediction],
+        *,
+        bootstrap: int = 1000,
+        seed: int = 0,
+        confidence: float = 0.95,
+    ) -> dict[str, Any]:
+        """:meth:`score_columns` of samples and one model's predictions."""
+        aligned = align_predictions(samples, predictions)
+        probs, model = probability_rows(aligned)
+        columns = SampleColumns.from_samples(samples, provenance_keys=self.provenance_keys)
+        labels = prediction_label_codes(aligned)
+        return self.score_columns(
+            columns, probs, model=model, labels=labels, bootstrap=bootstrap, seed=seed, confidence=confidence
+        )
 
 
 def refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, model: str) -> None:

@@ -15,12 +15,11 @@ from typing import Any, cast
 import numpy as np
 
 from nlibias.metrics.meta import WQ_NLI_MEASURES
-from nlibias.metrics.metric_frame import units_frame
 from nlibias.metrics.pairing import pair_rows, provenance_labels
 from nlibias.metrics.probabilities import (
+    ProbabilityPairs,
     aligned_probabilities,
     refuse_missing_probabilities,
-    score_probability_objects,
 )
 from nlibias.metrics.token_probability import r_and_r2
 from nlibias.schema import Prediction, Sample
@@ -129,41 +128,20 @@ def arrange_rows(samples: Sequence[Sample], predictions: Sequence[Prediction]) -
     return arrange_column_rows(columns, probs, model=model)
 
 
-def score_wq_nli(
-    samples: Sequence[Sample],
-    predictions: Sequence[Prediction],
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> dict[str, Any]:
-    """One model's M1–M8 overall and by identity group, predicate category, counterfactual, subject
-    kind and domain; intervals by resampling rows."""
-    options = {"bootstrap": bootstrap, "seed": seed, "confidence": confidence}
-    return score_probability_objects(
-        score_wq_nli_columns, samples, predictions, provenance_keys=PROVENANCE_KEYS, **options
-    )
-
-
-def score_wq_nli_columns(
-    columns: SampleColumns,
-    probs: np.ndarray,
-    *,
-    model: str,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-    labels: np.ndarray | None = None,
-) -> dict[str, Any]:
-    """:func:`score_wq_nli` from sample columns and probabilities (``labels`` are not read)."""
+def _wq_values(
+    columns: SampleColumns, probs: np.ndarray, *, model: str, labels: np.ndarray | None = None
+) -> tuple[np.ndarray, dict[str, Categorical], dict[str, Any]]:
+    """Each row's conditions M1 … M8 (``labels`` are not read)."""
     rows = arrange_column_rows(columns, probs, model=model)
-    held = wq_conditions(rows.stereo, rows.counter).astype(float)
-    groups, unpaired, repeated_rows = rows.groups, rows.unpaired, rows.repeated_rows
-    del rows  # free the probabilities before the slices are summarised
-    frame = units_frame(held, M_KEYS, groups=groups, count_measures=set(M_KEYS), bootstrap=bootstrap,
-                        seed=seed, n_key="n_rows", confidence=confidence)  # fmt: skip
-    frame.overall |= {"unpaired": list(unpaired), "repeated_rows": repeated_rows}
-    return frame.to_dict()
+    overall = {"unpaired": list(rows.unpaired), "repeated_rows": rows.repeated_rows}
+    return wq_conditions(rows.stereo, rows.counter).astype(float), rows.groups, overall
+
+
+WQ_NLI_PAIRS = ProbabilityPairs(M_KEYS, _wq_values, frozenset(M_KEYS), "n_rows", PROVENANCE_KEYS)
+#: One model's M1–M8 overall and by identity group, predicate category, counterfactual, subject
+#: kind and domain; intervals by resampling rows.
+score_wq_nli = WQ_NLI_PAIRS.score
+score_wq_nli_columns = WQ_NLI_PAIRS.score_columns
 
 
 def _slice_of(metrics: Mapping[str, Any], path: Sequence[str]) -> Mapping[str, Any] | None:
