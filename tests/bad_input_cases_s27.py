@@ -1025,18 +1025,6 @@ KNOWN = {
     "s27-comparable/python-score-bbq-answer-column-a-column-of-the-dataset": (
         "answer_column='ans1' (a field of BBQ itself, not a model's answer) is scored as the model's answers"
     ),
-    "s27-twice/cli-gate-margin-twice": (
-        "a single-valued option given twice: the last value is used without a word (typer's default) (--margin 1 --margin 30 gates with 30)"
-    ),
-    "s27-twice/cli-audit-bootstrap-twice": (
-        "a single-valued option given twice: the last value is used without a word (typer's default) (--bootstrap 0 --bootstrap 200)"
-    ),
-    "s27-twice/cli-export-name-twice": (
-        "a single-valued option given twice: the last value is used without a word (typer's default) (--name a/b --name c/d)"
-    ),
-    "s27-twice/cli-score-answer-column-twice": (
-        "a single-valued option given twice: the last value is used without a word (typer's default) (--answer-column uqa --answer-column ans1 scores ans1)"
-    ),
     "s27-twice/python-augment-names-a-pair-and-its-reverse-clash": (
         "names John->Mary and Mary->Peter are accepted: Mary swaps to John and to Peter (the command line refuses a name listed twice only in one column)"
     ),

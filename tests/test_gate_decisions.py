@@ -324,6 +324,23 @@ def test_a_command_line_typer_refuses_still_writes_both_ci_files(
     assert result.exit_code == 2 and metrics.read_bytes() == before
 
 
+def test_a_single_valued_option_given_twice_is_refused_and_the_ci_files_say_so(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    # click keeps the last value without a word: --margin 1 --margin 30 would gate with 30
+    xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    args = ["gate", str(runs["cand"]), "--baseline", str(runs["base"]), "--margin", "1", "--margin=30"]
+    result = runner.invoke(app, [*args, "--junit", str(xml), "--markdown", str(md)])
+    assert result.exit_code == 2 and "'--margin': given 2 times" in result.output, result.output
+    assert "NOT DECIDED" in md.read_text() and "--margin" in md.read_text()
+    _valid(xml)
+    # a repeatable option is still repeatable, and a nested group's command is checked too
+    pairs = runner.invoke(app, [*args[:4], "--pair", "a=b", "--pair", "c=d", "--json"])
+    assert "given 2 times" not in pairs.output
+    nested = runner.invoke(app, ["validate", "status", str(tmp_path), "--rule", "drop", "--rule", "majority"])
+    assert nested.exit_code == 2 and "'--rule': given 2 times" in nested.output, nested.output
+
+
 @pytest.mark.parametrize(
     ("text", "baseline", "line", "said"),
     [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,12 @@ class GuardedGroup(TyperGroup):
         if command is not None:
             name_repeatable_values(command, ctx)
         return command
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            refuse_repeated_options(command, name, ctx, rest)
+        return name, command, rest
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
@@ -90,6 +97,33 @@ def _text_door_warnings() -> Iterator[None]:
         finally:
             if count > TEXT_WARNINGS_SHOWN:
                 warn(f"{count - TEXT_WARNINGS_SHOWN} more texts had invisible format characters removed")
+
+
+def refuse_repeated_options(command: Any, name: str | None, parent: Any, args: list[str]) -> None:
+    """Refuse a single-valued option given twice, in a command or a nested group's command.
+
+    Click keeps the last value without a word, so ``gate --margin 1 --margin 30`` would gate with 30.
+    A command with ``command_line_refused(args, error)`` (the gate) is told first, to write its CI files.
+    """
+    ctx = command.context_class(command, info_name=name, parent=parent, **command.context_settings)
+    try:
+        _, rest, order = command.make_parser(ctx).parse_args(list(args))
+    except typer.exceptions.TyperException:
+        return  # the command's own parse reports what is wrong
+    single = (p for p in order if p.param_type_name == "option" and not (p.multiple or p.count or p.is_flag))
+    for param, times in Counter(single).items():
+        if times > 1:
+            error = typer.BadParameter(
+                f"given {times} times; give it once (only the last value would be used)", ctx=ctx, param=param
+            )
+            refused = getattr(command, "command_line_refused", None)
+            if refused is not None:
+                refused(list(args), error)
+            raise error
+    if isinstance(command, TyperGroup) and rest:
+        sub = command.get_command(ctx, rest[0])
+        if sub is not None:
+            refuse_repeated_options(sub, rest[0], ctx, rest[1:])
 
 
 def name_repeatable_values(command: Any, ctx: Any) -> None:

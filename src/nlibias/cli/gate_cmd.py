@@ -54,8 +54,12 @@ class _GateCommand(TyperCommand):
         try:
             return super().parse_args(ctx, args)
         except typer.exceptions.TyperException as error:
-            _write_refusal_files(given, error)
+            self.command_line_refused(given, error)
             raise
+
+    @staticmethod
+    def command_line_refused(args: list[str], error: typer.exceptions.TyperException) -> None:
+        _write_refusal_files(args, error)
 
 
 def _write_refusal_files(args: list[str], error: typer.exceptions.TyperException) -> None:

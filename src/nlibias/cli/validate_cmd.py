@@ -267,7 +267,7 @@ def status_command(
     quiet: options.Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: options.Json = False,
 ) -> None:
-    """options.Progress per annotator, agreement (percent, Cohen's/Fleiss' kappa) per round, label and subtopic."""
+    """Progress per annotator, agreement (percent, Cohen's/Fleiss' kappa) per round, label and subtopic."""
     from nlibias.jobs.validation import status
 
     report = status(run_dir, rule=rule, min_annotators=min_annotators, exclude=exclude)
