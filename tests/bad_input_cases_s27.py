@@ -1031,12 +1031,6 @@ KNOWN = {
     "s27-twice/yaml-extend-filter-model-with-a-trailing-space": (
         "filter.models 'fake:a' and 'fake:a ' are accepted as two models: one model votes twice in the filter's policy"
     ),
-    "s27-nothing/cli-validate-status-exclude-an-unknown-annotator": (
-        "--exclude anna (no annotator of that name; 'ana' judged) is accepted: ana's judgements still decide"
-    ),
-    "s27-nothing/python-validation-status-exclude-an-unknown-annotator": (
-        "exclude='anna' (no annotator of that name; 'ana' judged) is accepted: ana's judgements still decide"
-    ),
     "s27-comparable/cli-report-compare-bbnli-and-bbq": (
         "a BBNLI run and a BBQ run are put side by side (only a footnote says they are not the same samples)"
     ),

@@ -384,6 +384,8 @@ def test_an_adjudicator_is_left_out_of_the_agreement_and_named(run: tuple[Path, 
         "category round (2 annotators, 6 items answered by all); left out: eve (the adjudicator)"
         in printed.output
     )
+    with pytest.raises(ConfigError, match=r"'bne'.*\(annotators: ana, ben, eve\); did you mean 'ben'\?"):
+        validation_status(run_dir, rule=parse_rule("drop"), exclude_from_agreement=["bne"])
 
 
 def test_hypotheses_resolve_dropped_are_counted_apart_from_unjudged_ones(tmp_path: Path) -> None:

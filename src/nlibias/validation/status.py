@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from nlibias.errors import ConfigError, did_you_mean
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow
 from nlibias.schema.declared import PositiveInt, declared
 from nlibias.validation.agreement import agreement_report, judge_agreement, majority_label
@@ -110,7 +111,22 @@ def validation_status(
         report |= _hypotheses_status(run_dir, rule, min_annotators, exclude_from_agreement)
     if explained:
         report["explanations"] = explanations_status(run_dir, exclude_from_agreement=exclude_from_agreement)
+    _refuse_unknown_excluded(run_dir, exclude_from_agreement)
     return report
+
+
+def _refuse_unknown_excluded(run_dir: Path, excluded: Sequence[str]) -> None:
+    """An excluded name that gave no judgement leaves out nobody (a typo: the one meant still decides)."""
+    store = AnnotationStore.for_run(run_dir)
+    judged = {r.annotator for r in store.history()} | {r.annotator for r in store.explanation_history()}
+    for name in excluded:
+        if name not in judged:
+            hint = did_you_mean(name, judged) or "pass one of them"
+            raise ConfigError(
+                f"{{exclude}} {name!r}: no judgement of this run is by that annotator, so it leaves out "
+                f"nobody (annotators: {', '.join(sorted(judged)) or 'none yet'}); {hint}",
+                parameter="exclude",
+            )
 
 
 def _hypotheses_status(
