@@ -1028,9 +1028,6 @@ KNOWN = {
     "s27-twice/python-augment-names-a-pair-and-its-reverse-clash": (
         "names John->Mary and Mary->Peter are accepted: Mary swaps to John and to Peter (the command line refuses a name listed twice only in one column)"
     ),
-    "s27-twice/yaml-extend-filter-model-with-a-trailing-space": (
-        "filter.models 'fake:a' and 'fake:a ' are accepted as two models: one model votes twice in the filter's policy"
-    ),
     "s27-comparable/cli-report-compare-bbnli-and-bbq": (
         "a BBNLI run and a BBQ run are put side by side (only a footnote says they are not the same samples)"
     ),

@@ -46,6 +46,16 @@ def test_a_filter_model_twice_or_also_held_out_is_refused_at_the_item(tmp_path: 
     with pytest.raises(ConfigError, match=r"^holdout \['fake:a'\]: 'fake:a' is both") as caught:
         extend_config(None, classifiers=["fake:a"], holdout=["fake:a"])
     assert caught.value.parameter == "holdout"
+    spaced = _refused(tmp_path, "filter:\n  models: [fake:a]\n  compare_fills: ['fake:m ']\n")
+    assert (
+        spaced
+        == "3: field filter.compare_fills.0: 'fake:m ' has spaces around the model name; remove them ('fake:m')"
+    )
+    with pytest.raises(
+        ConfigError, match=r"^classifiers \['fake:a', 'fake:a '\]: 'fake:a ' has spaces"
+    ) as caught:
+        extend_config(None, classifiers=["fake:a", "fake:a "])
+    assert caught.value.parameter == "classifiers"
 
 
 def test_an_nli_classifier_folder_as_the_fill_model_is_refused_when_read(tmp_path: Path) -> None:

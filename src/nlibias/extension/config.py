@@ -179,7 +179,7 @@ class FilterConfig(DeviceConfig):
     """Models kept out of filtering (recorded in the card; never loaded by the pipeline)."""
     policy: str | int | dict[str, int] = "any"
     """``any`` (paper), ``all``, ``at_least:K`` (or ``{at_least: K}``)."""
-    compare_fills: list[str] = []
+    compare_fills: list[ModelName] = []
     """Other fill models compared with ``mlm.model`` on the same masked samples (never feeding the
     dataset): ``filter/fill_compare.json``, which the card shows."""
 
