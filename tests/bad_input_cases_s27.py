@@ -1034,9 +1034,6 @@ KNOWN = {
     "s27-comparable/python-report-compare-bbnli-and-bbq": (
         "a BBNLI run and a BBQ run are put side by side (only a footnote says they are not the same samples)"
     ),
-    "s27-roles/yaml-extend-filter-model-a-causal-lm": (
-        "a causal LM folder (LlamaForCausalLM) is accepted as a filter model (an NLI classifier's role) when the configuration is read"
-    ),
     "s27-roles/cli-export-lm-eval-model-a-classifier": (
         "a sequence classifier as --model of export lm-eval is loaded as a language model; the load error does not name the role or --model"
     ),

@@ -71,3 +71,15 @@ def test_an_nli_classifier_folder_as_the_fill_model_is_refused_when_read(tmp_pat
     with pytest.raises(ConfigError, match=r"^fill_model '.*nli' is an NLI classifier") as caught:
         extend_config(None, fill_model=str(folder))
     assert caught.value.parameter == "fill_model"
+
+
+def test_a_causal_lm_folder_as_a_filter_model_is_refused_when_read(tmp_path: Path) -> None:
+    folder = tmp_path / "lm"
+    folder.mkdir()
+    architecture = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}
+    (folder / "config.json").write_text(json.dumps(architecture), encoding="utf-8")
+    refused = _refused(tmp_path, f"run_dir: x\nfilter:\n  models: [{folder}]\n")
+    assert refused.startswith(f"3: field filter.models: '{folder}' is a causal LM, not an NLI classifier")
+    with pytest.raises(ConfigError, match=r"^classifiers '.*lm' is a causal LM") as caught:
+        extend_config(None, classifiers=[str(folder)])
+    assert caught.value.parameter == "classifiers"
