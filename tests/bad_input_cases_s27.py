@@ -1046,9 +1046,6 @@ KNOWN = {
     "s27-outputs/python-expand-bbq-out-is-the-source": (
         "out_dir naming the source folder writes samples.jsonl into it; the next expand of that folder is refused (samples.jsonl read as a category file)"
     ),
-    "s27-damaged/cli-validate-status-judgements-a-folder": (
-        "validation/judgements.csv being a folder is ignored: status reports every hypothesis pending"
-    ),
     "s27-nothing/yaml-extend-stopwords-without-derive": (
         "templates.stopwords without templates.derive (nothing derived) is accepted"
     ),

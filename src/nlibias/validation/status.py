@@ -8,8 +8,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from nlibias.errors import ConfigError, did_you_mean
-from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow
+from nlibias.errors import ConfigError, SourceError, did_you_mean
+from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, QUEUE_CSV, QueueRow
 from nlibias.schema.declared import PositiveInt, declared
 from nlibias.validation.agreement import agreement_report, judge_agreement, majority_label
 from nlibias.validation.explanation_queue import (
@@ -134,6 +134,11 @@ def _hypotheses_status(
 ) -> dict[str, Any]:
     """The hypotheses rounds (category, stereotype) of an extension run's ``validation/queue.csv``."""
     queue = hypotheses_queue(run_dir)
+    if (run_dir / JUDGEMENTS_CSV).is_dir():  # the report would look fine until resolve fails to write it
+        reason = (
+            "a folder stands where `validate resolve` writes the final labels for `extend --from validate`"
+        )
+        raise SourceError(run_dir / JUDGEMENTS_CSV, None, reason, fix="move the folder aside")
     store = AnnotationStore.for_run(run_dir)
     current = store.current()
     ids = {row.hypothesis_id for row in queue}
