@@ -1046,9 +1046,6 @@ KNOWN = {
     "s27-outputs/python-expand-bbq-out-is-the-source": (
         "out_dir naming the source folder writes samples.jsonl into it; the next expand of that folder is refused (samples.jsonl read as a category file)"
     ),
-    "s27-nothing/yaml-extend-stopwords-without-derive": (
-        "templates.stopwords without templates.derive (nothing derived) is accepted"
-    ),
     "s27-numbers/python-explain-threshold-zero-flags-nothing": (
         "threshold=0 is accepted: no grounded share is below 0, so no explanation can be flagged"
     ),

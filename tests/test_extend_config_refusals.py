@@ -83,3 +83,20 @@ def test_a_causal_lm_folder_as_a_filter_model_is_refused_when_read(tmp_path: Pat
     with pytest.raises(ConfigError, match=r"^classifiers '.*lm' is a causal LM") as caught:
         extend_config(None, classifiers=[str(folder)])
     assert caught.value.parameter == "classifiers"
+
+
+def test_stopwords_without_derive_are_refused_at_their_line(tmp_path: Path) -> None:
+    """templates.stopwords feed only derivation: without templates.derive nothing read them."""
+    refused = _refused(tmp_path, "run_dir: x\ntemplates:\n  stopwords: words.txt\n")
+    assert refused == (
+        "3: field templates.stopwords: stopwords 'words.txt' applies to derived templates "
+        "(templates.derive: true), and templates.derive is false; leave stopwords out"
+    )
+    (tmp_path / "derived.yaml").write_text(
+        "templates:\n  derive: true\n  stopwords: w.txt\n", encoding="utf-8"
+    )
+    with pytest.raises(
+        ConfigError, match=r"^derive False: templates.stopwords of the configuration"
+    ) as caught:
+        extend_config(tmp_path / "derived.yaml", derive=False)
+    assert caught.value.parameter == "derive"

@@ -138,6 +138,13 @@ class TemplatesConfig(_Strict):
     stopwords: str | None = None
     """Stop-word file for derivation (default: the one shipped with nlibias)."""
 
+    @model_validator(mode="after")
+    def _check_applies(self) -> TemplatesConfig:
+        if not self.derive:
+            text = ("derived templates (templates.derive: true)", "templates.derive is false")
+            refuse_set(self, ("stopwords",), text, at=(), models=("templates.derive",))
+        return self
+
 
 class DeviceConfig(_Strict):
     device: str | None = None
