@@ -117,11 +117,13 @@ def validation_status(
 
 def _refuse_unknown_excluded(run_dir: Path, excluded: Sequence[str]) -> None:
     """An excluded name that gave no judgement leaves out nobody (a typo: the one meant still decides)."""
+    if not excluded:
+        return
     store = AnnotationStore.for_run(run_dir)
     judged = {r.annotator for r in store.history()} | {r.annotator for r in store.explanation_history()}
     for name in excluded:
         if name not in judged:
-            hint = did_you_mean(name, judged) or "pass one of them"
+            hint = did_you_mean(name, judged) or ("pass one of them" if judged else "leave {exclude} out")
             raise ConfigError(
                 f"{{exclude}} {name!r}: no judgement of this run is by that annotator, so it leaves out "
                 f"nobody (annotators: {', '.join(sorted(judged)) or 'none yet'}); {hint}",
