@@ -1028,23 +1028,11 @@ KNOWN = {
     "s27-twice/python-augment-names-a-pair-and-its-reverse-clash": (
         "names John->Mary and Mary->Peter are accepted: Mary swaps to John and to Peter (the command line refuses a name listed twice only in one column)"
     ),
-    "s27-twice/yaml-extend-filter-model-with-a-trailing-space": (
-        "filter.models 'fake:a' and 'fake:a ' are accepted as two models: one model votes twice in the filter's policy"
-    ),
-    "s27-nothing/cli-validate-status-exclude-an-unknown-annotator": (
-        "--exclude anna (no annotator of that name; 'ana' judged) is accepted: ana's judgements still decide"
-    ),
-    "s27-nothing/python-validation-status-exclude-an-unknown-annotator": (
-        "exclude='anna' (no annotator of that name; 'ana' judged) is accepted: ana's judgements still decide"
-    ),
     "s27-comparable/cli-report-compare-bbnli-and-bbq": (
         "a BBNLI run and a BBQ run are put side by side (only a footnote says they are not the same samples)"
     ),
     "s27-comparable/python-report-compare-bbnli-and-bbq": (
         "a BBNLI run and a BBQ run are put side by side (only a footnote says they are not the same samples)"
-    ),
-    "s27-roles/yaml-extend-filter-model-a-causal-lm": (
-        "a causal LM folder (LlamaForCausalLM) is accepted as a filter model (an NLI classifier's role) when the configuration is read"
     ),
     "s27-roles/cli-export-lm-eval-model-a-classifier": (
         "a sequence classifier as --model of export lm-eval is loaded as a language model; the load error does not name the role or --model"
@@ -1057,12 +1045,6 @@ KNOWN = {
     ),
     "s27-outputs/python-expand-bbq-out-is-the-source": (
         "out_dir naming the source folder writes samples.jsonl into it; the next expand of that folder is refused (samples.jsonl read as a category file)"
-    ),
-    "s27-damaged/cli-validate-status-judgements-a-folder": (
-        "validation/judgements.csv being a folder is ignored: status reports every hypothesis pending"
-    ),
-    "s27-nothing/yaml-extend-stopwords-without-derive": (
-        "templates.stopwords without templates.derive (nothing derived) is accepted"
     ),
     "s27-numbers/python-explain-threshold-zero-flags-nothing": (
         "threshold=0 is accepted: no grounded share is below 0, so no explanation can be flagged"

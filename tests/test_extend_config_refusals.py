@@ -46,6 +46,16 @@ def test_a_filter_model_twice_or_also_held_out_is_refused_at_the_item(tmp_path: 
     with pytest.raises(ConfigError, match=r"^holdout \['fake:a'\]: 'fake:a' is both") as caught:
         extend_config(None, classifiers=["fake:a"], holdout=["fake:a"])
     assert caught.value.parameter == "holdout"
+    spaced = _refused(tmp_path, "filter:\n  models: [fake:a]\n  compare_fills: ['fake:m ']\n")
+    assert (
+        spaced
+        == "3: field filter.compare_fills.0: 'fake:m ' has spaces around the model name; remove them ('fake:m')"
+    )
+    with pytest.raises(
+        ConfigError, match=r"^classifiers \['fake:a', 'fake:a '\]: 'fake:a ' has spaces"
+    ) as caught:
+        extend_config(None, classifiers=["fake:a", "fake:a "])
+    assert caught.value.parameter == "classifiers"
 
 
 def test_an_nli_classifier_folder_as_the_fill_model_is_refused_when_read(tmp_path: Path) -> None:
@@ -61,3 +71,32 @@ def test_an_nli_classifier_folder_as_the_fill_model_is_refused_when_read(tmp_pat
     with pytest.raises(ConfigError, match=r"^fill_model '.*nli' is an NLI classifier") as caught:
         extend_config(None, fill_model=str(folder))
     assert caught.value.parameter == "fill_model"
+
+
+def test_a_causal_lm_folder_as_a_filter_model_is_refused_when_read(tmp_path: Path) -> None:
+    folder = tmp_path / "lm"
+    folder.mkdir()
+    architecture = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}
+    (folder / "config.json").write_text(json.dumps(architecture), encoding="utf-8")
+    refused = _refused(tmp_path, f"run_dir: x\nfilter:\n  models: [{folder}]\n")
+    assert refused.startswith(f"3: field filter.models: '{folder}' is a causal LM, not an NLI classifier")
+    with pytest.raises(ConfigError, match=r"^classifiers '.*lm' is a causal LM") as caught:
+        extend_config(None, classifiers=[str(folder)])
+    assert caught.value.parameter == "classifiers"
+
+
+def test_stopwords_without_derive_are_refused_at_their_line(tmp_path: Path) -> None:
+    """templates.stopwords feed only derivation: without templates.derive nothing read them."""
+    refused = _refused(tmp_path, "run_dir: x\ntemplates:\n  stopwords: words.txt\n")
+    assert refused == (
+        "3: field templates.stopwords: stopwords 'words.txt' applies to derived templates "
+        "(templates.derive: true), and templates.derive is false; leave stopwords out"
+    )
+    (tmp_path / "derived.yaml").write_text(
+        "templates:\n  derive: true\n  stopwords: w.txt\n", encoding="utf-8"
+    )
+    with pytest.raises(
+        ConfigError, match=r"^derive False: templates.stopwords of the configuration"
+    ) as caught:
+        extend_config(tmp_path / "derived.yaml", derive=False)
+    assert caught.value.parameter == "derive"

@@ -386,6 +386,22 @@ def test_an_adjudicator_is_left_out_of_the_agreement_and_named(run: tuple[Path, 
     )
 
 
+def test_status_refuses_an_excluded_name_nobody_has_and_a_judgements_folder(run: tuple[Path, list]) -> None:
+    """An excluded typo left out nobody (the one meant still decided); a folder at judgements.csv
+    showed a fine report until resolve failed to write it."""
+    run_dir, queue = run
+    store = AnnotationStore.for_run(run_dir)
+    for who, answers in (("ana", ANA), ("ben", BEN)):
+        annotate(store, who, answers, [row.hypothesis_id for row in queue])
+    with pytest.raises(ConfigError, match=r"'bne'.*\(annotators: ana, ben\); did you mean 'ben'\?"):
+        validation_status(run_dir, rule=parse_rule("drop"), exclude_from_agreement=["bne"])
+    (run_dir / JUDGEMENTS_CSV).mkdir()
+    with pytest.raises(
+        SourceError, match=r"judgements\.csv: a folder stands where `validate resolve` writes"
+    ):
+        validation_status(run_dir, rule=parse_rule("drop"))
+
+
 def test_hypotheses_resolve_dropped_are_counted_apart_from_unjudged_ones(tmp_path: Path) -> None:
     """``validate resolve --rule drop`` drops the hypotheses its annotators disagree on; ``extend``
     counted them as "no judgement" and told the user to judge them. They are now ``dropped`` in its

@@ -138,6 +138,13 @@ class TemplatesConfig(_Strict):
     stopwords: str | None = None
     """Stop-word file for derivation (default: the one shipped with nlibias)."""
 
+    @model_validator(mode="after")
+    def _check_applies(self) -> TemplatesConfig:
+        if not self.derive:
+            text = ("derived templates (templates.derive: true)", "templates.derive is false")
+            refuse_set(self, ("stopwords",), text, at=(), models=("templates.derive",))
+        return self
+
 
 class DeviceConfig(_Strict):
     device: str | None = None
@@ -179,7 +186,7 @@ class FilterConfig(DeviceConfig):
     """Models kept out of filtering (recorded in the card; never loaded by the pipeline)."""
     policy: str | int | dict[str, int] = "any"
     """``any`` (paper), ``all``, ``at_least:K`` (or ``{at_least: K}``)."""
-    compare_fills: list[str] = []
+    compare_fills: list[ModelName] = []
     """Other fill models compared with ``mlm.model`` on the same masked samples (never feeding the
     dataset): ``filter/fill_compare.json``, which the card shows."""
 

@@ -36,7 +36,18 @@ def _not_blank(message: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-ModelName = Annotated[str, _not_blank("the model name is empty; name a model (a hub id or a local path)")]
+def _trimmed(value: str) -> str:
+    """Refuse spaces around a model name: ``'m '`` would count as a second model beside ``'m'``."""
+    if value != value.strip():
+        raise ValueError(f"{value!r} has spaces around the model name; remove them ({value.strip()!r})")
+    return value
+
+
+ModelName = Annotated[
+    str,
+    _not_blank("the model name is empty; name a model (a hub id or a local path)"),
+    AfterValidator(_trimmed),
+]
 RunDir = Annotated[str, _not_blank("the path is empty; name the run directory")]
 
 

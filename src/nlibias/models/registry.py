@@ -53,7 +53,7 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def classifier_kind_problem(spec: str) -> str | None:
-    """Why no classifier backend reads ``spec``'s kind (``None``: one does).
+    """Why no classifier backend reads ``spec``'s kind, or the LM its ``config.json`` names (``None``: one does).
 
     >>> classifier_kind_problem("openai:http://h/v1#m")
     "unknown backend kind 'openai' in 'openai:http://h/v1#m'. Known: fake, hf, prompt"
@@ -64,6 +64,13 @@ def classifier_kind_problem(spec: str) -> str | None:
         split_spec(spec)
     except ConfigError as error:
         return str(error)
+    role = ModelRef.unread(spec).role
+    if role in ("generative", "masked"):  # a kind that says so, an alias, its config.json's architecture
+        return (
+            f"{spec!r} is {'a causal' if role == 'generative' else 'a masked'} LM, not an NLI classifier "
+            "to filter with: name a sequence-classification model, or prompt:NAME (a causal LM asked for "
+            "NLI labels); an LM fills as mlm.model"
+        )
     return None
 
 

@@ -8,7 +8,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from nlibias.extension.validation_handoff import QueueRow
+from nlibias.errors import ConfigError, SourceError, did_you_mean
+from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, QueueRow
 from nlibias.schema.declared import PositiveInt, declared
 from nlibias.validation.agreement import agreement_report, judge_agreement, majority_label
 from nlibias.validation.explanation_queue import (
@@ -109,7 +110,23 @@ def validation_status(
         report |= _hypotheses_status(run, run.hypotheses, rule, min_annotators, exclude_from_agreement)
     if run.explained is not None:
         report["explanations"] = _explanations_status(run, run.explained, exclude_from_agreement)
+    _refuse_unknown_excluded(run.store, exclude_from_agreement)
     return report
+
+
+def _refuse_unknown_excluded(store: AnnotationStore, excluded: Sequence[str]) -> None:
+    """An excluded name that gave no judgement leaves out nobody (a typo: the one meant still decides)."""
+    if not excluded:
+        return
+    judged = {r.annotator for r in store.history()} | {r.annotator for r in store.explanation_history()}
+    for name in excluded:
+        if name not in judged:
+            hint = did_you_mean(name, judged) or ("pass one of them" if judged else "leave {exclude} out")
+            raise ConfigError(
+                f"{{exclude}} {name!r}: no judgement of this run is by that annotator, so it leaves out "
+                f"nobody (annotators: {', '.join(sorted(judged)) or 'none yet'}); {hint}",
+                parameter="exclude",
+            )
 
 
 def _hypotheses_status(
@@ -120,6 +137,11 @@ def _hypotheses_status(
     exclude_from_agreement: Sequence[str],
 ) -> dict[str, Any]:
     """The hypotheses rounds (category, stereotype) of an extension run's ``validation/queue.csv``."""
+    if (run.run_dir / JUDGEMENTS_CSV).is_dir():  # the report would look fine until resolve fails to write it
+        reason = (
+            "a folder stands where `validate resolve` writes the final labels for `extend --from validate`"
+        )
+        raise SourceError(run.run_dir / JUDGEMENTS_CSV, None, reason, fix="move the folder aside")
     store = run.store
     current = store.current()
     ids = run.hypothesis_ids
