@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from nlibias.errors import ConfigError
+from nlibias.metrics.paired_units import aligned_positions
 from nlibias.report import TABLE_FORMATS
 from nlibias.report.assets import REPORT_CSS, REPORT_JS
 from nlibias.report.bbq_figure import plot_bbq_heatmap
-from nlibias.report.compare import _cell, aligned_positions, compare, disjoint
+from nlibias.report.compare import _cell, compare, disjoint
 from nlibias.report.debias_sections import debias_section_html
 from nlibias.report.debias_tables import _base_name, format_debias_tables, short_name
 from nlibias.report.display_frame import DisplayFrame

@@ -25,7 +25,6 @@ from nlibias.jobs.gate_rules import (
     load_rules,
 )
 from nlibias.jobs.gate_runs import (
-    RunData,
     aligned_baseline,
     check_asked_alike,
     check_different_runs,
@@ -40,6 +39,7 @@ from nlibias.metrics.paired import (
     holm_family_size,
     refuse_undecidable,
 )
+from nlibias.metrics.paired_units import ScoredRun
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, format_value, headline_infos
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared, problems
@@ -137,7 +137,7 @@ class GateResult:
         return pd.DataFrame(rows, columns=list(rows[0]) if rows else ["model", "measure", "verdict"])
 
 
-def _absent_headlines(declared: Sequence[MeasureInfo], *sides: tuple[RunData | None, str | None]) -> str:
+def _absent_headlines(declared: Sequence[MeasureInfo], *sides: tuple[ScoredRun | None, str | None]) -> str:
     """Which run lacks which of the benchmark's headline measures for a model pair (none tested)."""
     wanted = [info.name for info in declared if info.headline] or ["(the benchmark declares none)"]
     lacking = [
@@ -300,13 +300,11 @@ def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
 
 
 def _testable_units(
-    benchmark: Benchmark, run: RunData, model: str | None, measures: Sequence[str], role: str
+    benchmark: Benchmark, run: ScoredRun, model: str | None, measures: Sequence[str], role: str
 ) -> RunUnits:
     """The model's resampling units, refused with fewer than MIN_VERDICT_UNITS read answers."""
     assert model is not None  # every candidate model has a baseline model (match_models)
-    units = benchmark.measures_for(run.kind_of(model)).resampling_units(
-        run.columns, run.outputs[model], model=model, measures=measures
-    )
+    units = run.units(benchmark.measures_for(run.kind_of(model)), model, measures)
     readable = units.readable()
     if readable < MIN_VERDICT_UNITS:
         why = f": {readable} of {len(units)} units hold an answer that was read (fewer than {MIN_VERDICT_UNITS})"
@@ -346,7 +344,7 @@ def _rules(rules: GateRules | str | Path | None, margin: float | None, context: 
 
 
 def _tested(
-    cand: RunData, base: RunData | None, benchmark: Benchmark, matched: Sequence[tuple[str, str | None]]
+    cand: ScoredRun, base: ScoredRun | None, benchmark: Benchmark, matched: Sequence[tuple[str, str | None]]
 ) -> tuple[list[tuple[str, str | None, list[MeasureInfo]]], list[str]]:
     """The headline measures tested per model pair, and what each untested pair lacks."""
     models = cand.metrics["models"]
@@ -410,8 +408,9 @@ def gate(
     benchmark = benchmark_for_source(cand.metrics["source"])
     matched: list[tuple[str, str | None]] = [(m, None) for m in cand.metrics["models"]]
     if base is not None:
-        matched = list(match_models(list(cand.metrics["models"]), list(base.metrics["models"]), pairs))
-        check_asked_alike(cand, base, matched)
+        paired_models = match_models(list(cand.metrics["models"]), list(base.metrics["models"]), pairs)
+        check_asked_alike(cand, base, paired_models)
+        matched = list(paired_models)
     tested, absent = _tested(cand, base, benchmark, matched)
     if tested:  # a rule on a measure these runs do not test would apply to nothing
         reported = {info.name for *_, infos in tested for info in infos}
