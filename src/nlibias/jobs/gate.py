@@ -324,11 +324,7 @@ def _untestable(role: str, model: str, why: str) -> DataError:
 def _rules(rules: GateRules | str | Path | None, margin: float | None, context: dict[str, Any]) -> GateRules:
     """The rules checked (an object again); ``margin`` replaces every margin, a measure's own too."""
     if isinstance(rules, GateRules):
-        try:
-            found = GateRules.model_validate(rules.model_dump(exclude_unset=True), context=context)
-        except ValidationError as exc:
-            first = problems(exc)[0]
-            raise ConfigError(f"rules {first.field}: {first.reason}", parameter="rules") from None
+        found = _checked(rules, context, "rules")
     else:
         found = GateRules() if rules is None else load_rules(rules, context)
     if margin is None:
@@ -336,11 +332,18 @@ def _rules(rules: GateRules | str | Path | None, margin: float | None, context: 
     measures = {name: rule.model_copy(update={"margin": None}) for name, rule in found.measures.items()}
     found = found.model_copy(update={"margin": margin, "measures": measures})
     if "tested" in context:  # the margin against each measure the runs test
-        try:
-            GateRules.model_validate(found.model_dump(exclude_unset=True), context=context)
-        except ValidationError as exc:
-            raise ConfigError(f"{{margin}} {problems(exc)[0].reason}", parameter="margin") from None
+        _checked(found, context, "margin")
     return found
+
+
+def _checked(rules: GateRules, context: dict[str, Any], parameter: str) -> GateRules:
+    """``rules`` validated again in the gate's ``context``; a problem named as ``parameter``'s."""
+    try:
+        return GateRules.model_validate(rules.model_dump(exclude_unset=True), context=context)
+    except ValidationError as exc:
+        first = problems(exc)[0]
+        where = f"rules {first.field}:" if parameter == "rules" else "{margin}"
+        raise ConfigError(f"{where} {first.reason}", parameter=parameter) from None
 
 
 def _tested(

@@ -15,7 +15,6 @@ from nlibias.metrics.verdicts import slice_size
 from nlibias.report import plots as figures
 from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
-from nlibias.report.bbq_figure import plot_bbq_heatmap
 from nlibias.report.compare import Comparison, compare, comparison_notes
 from nlibias.report.debias_sections import debias_section
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
@@ -238,7 +237,7 @@ def _other_measures(i: int, run: Run, figs: _Figures) -> str:
     ]
     return (
         figs.show(figures.plot_generic_measures, run.label, run.models, name=f"measures_{i}")
-        + figs.show(plot_bbq_heatmap, run.label, run.models, name=f"bbq_heatmap_{i}")
+        + figs.show(figures.plot_bbq_heatmap, run.label, run.models, name=f"bbq_heatmap_{i}")
         + _table(["model", "slice", "n", *headers], rows, numeric_from=2)
     )
 
