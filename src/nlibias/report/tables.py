@@ -17,8 +17,13 @@ from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_keys import split_model_key
 from nlibias.textio.tables import render_table
 
-TABLE5_MEASURES = ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
-TABLE7_MEASURES = ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
+TABLE5_COLUMNS = {
+    "pro_stereotype_bias": "Pro",
+    "anti_stereotype_bias": "Anti",
+    "bbnli_bias_score": "Aggregate",
+}
+"""BBNLI-next Table 5's measures and their column titles (text, HTML and paper tables alike)."""
+TABLE7_COLUMNS = {"misprediction_rate": "Mispred", "cf_pro": "Pro", "cf_anti": "Anti", "cf_error": "Error"}
 
 
 def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
@@ -29,8 +34,8 @@ def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "d
     notes: list[str] = []
     for model, metrics in models.items():
         for name, m in slice_groups(metrics, kinds=[by]):
-            table5.append([model, name, *(m[k] for k in ("n", *TABLE5_MEASURES))])
-            table7.append([model, name, *(m[k] for k in ("n_pairs", *TABLE7_MEASURES))])
+            table5.append([model, name, *(m[k] for k in ("n", *TABLE5_COLUMNS))])
+            table7.append([model, name, *(m[k] for k in ("n_pairs", *TABLE7_COLUMNS))])
             tests = (m.get("n_test"), m.get("test_accuracy"), m.get("n_unanswered", 0))
             accuracy.append([model, name, m["n"], m["accuracy"], *tests])
         overall = metrics["overall"]
@@ -46,12 +51,12 @@ def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "d
             )
     parts = [
         render_table(
-            ["Model", "Slice", "n", "Pro", "Anti", "Aggregate"],
+            ["Model", "Slice", "n", *TABLE5_COLUMNS.values()],
             table5,
             title="Pro-/anti-stereotype bias and the BBNLI aggregate score, % (BBNLI-next Table 5)",
         ),
         render_table(
-            ["Model", "Slice", "pairs", "Mispred", "Pro", "Anti", "Error"],
+            ["Model", "Slice", "pairs", *TABLE7_COLUMNS.values()],
             table7,
             title="Disaggregate counterfactual measures, % (BBNLI-next Table 7)",
         ),
