@@ -36,8 +36,8 @@ from nlibias.metrics.paired import (
     TOWARDS_STEREOTYPE,
     Comparison,
     compare_units,
-    holm_family_size,
-    refuse_undecidable,
+    p_below,
+    p_text,
 )
 from nlibias.metrics.paired_units import ScoredRun
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, format_value, headline_infos
@@ -226,29 +226,6 @@ def _undefined(c: Comparison, base_model: str | None) -> bool:
     return c.candidate is None or (base_model is not None and c.baseline is None)
 
 
-def p_text(p: float, alpha: float) -> str:
-    """``p`` to 4 decimals, or as many as it takes not to print the threshold for a p beside it.
-
-    >>> p_text(0.0020, 1 - 0.95), p_text(0.04995, 1 - 0.95), p_text(0.05, 1 - 0.95)
-    ('0.0020', '0.04995', '0.0500')
-    """
-    at = math.isclose(p, alpha, rel_tol=1e-9, abs_tol=1e-15)  # as p_below reads it
-    for digits in range(4, 10):
-        text = f"{p:.{digits}f}"
-        if at or not math.isclose(float(text), alpha, rel_tol=1e-9, abs_tol=1e-15):
-            return text.rstrip("0") if digits > 4 else text
-    return repr(p)
-
-
-def p_below(p: float, alpha: float) -> bool:
-    """Whether ``p`` is below ``alpha`` (a p on the threshold, in floating point, is not).
-
-    >>> p_below(50 / 1000, 1 - 0.95), p_below(49 / 1000, 1 - 0.95), p_below(3 * (1 / 60), 0.05)
-    (False, True, False)
-    """
-    return p < alpha and not math.isclose(p, alpha, rel_tol=1e-9, abs_tol=1e-15)
-
-
 _CHANGE_WORDS = {AWAY_FROM_NEUTRAL: "change in bias", TOWARDS_STEREOTYPE: "change towards the stereotype"}
 
 
@@ -263,15 +240,12 @@ def _model_checks(
     for info in infos:
         if base is None and rules.max_abs_of(info.name) is None:
             continue
-        slices = _slices(cand, rules, info)
-        if base is not None:
-            family = holm_family_size(cand, slices)
-            refuse_undecidable(rules.bootstrap, rules.confidence, family, info.name, parameter="rules")
         comparisons = compare_units(
-            base if base is not None else cand, cand, [info], slices=slices,
+            base if base is not None else cand, cand, [info], slices=_slices(cand, rules, info),
             resamples=rules.bootstrap, seed=rules.seed, confidence=rules.confidence,
             margins={info.name: rules.margin_of(info.name)},
             worse={info.name: rules.worse_of(info.name, info.signed)},
+            parameter=None if base is None else "rules",
         )  # fmt: skip
         found += _checks(models[0], models[1], info, comparisons, rules)
     return found

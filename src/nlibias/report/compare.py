@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from nlibias.errors import DataError, NlibiasError
 from nlibias.io.run_dir import ASKED, asked_settings
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
-from nlibias.metrics.paired import OVERALL, compare_units, holm_family_size, refuse_undecidable
+from nlibias.metrics.paired import OVERALL, compare_units, p_below
 from nlibias.metrics.paired_units import ScoredRun, aligned_positions, asked_difference
 from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import (
@@ -44,6 +44,12 @@ class Cell:
     """True when :attr:`differs` comes from the paired interval."""
     flagged: bool = False
     """A headline measure the gate would flag (farther from no bias than the reference)."""
+
+    def delta_text(self) -> str | None:
+        """``Δ value [low, high]`` of a paired cell, else None."""
+        if not self.paired or self.delta is None or self.delta_ci is None:
+            return None
+        return "Δ " + format_with_interval(self.delta, self.delta_ci, signed=True, span=None)
 
 
 @dataclass(frozen=True)
@@ -233,15 +239,15 @@ def _paired_values(
         base_units, cand_units = (
             run.units(measures, model, heads) for run, model in zip(runs, models, strict=True)
         )
-        family = holm_family_size(base_units, slices)
-        refuse_undecidable(PAIRED_RESAMPLES, 0.95, family, ", ".join(heads), parameter="compare")
+        infos = [ALL_MEASURES[n] for n in base_units.point() if n in ALL_MEASURES]
+        found = compare_units(
+            base_units, cand_units, infos, slices=slices, resamples=PAIRED_RESAMPLES, parameter="compare"
+        )
     except (NlibiasError, ValueError):
         return {}
-    infos = [ALL_MEASURES[n] for n in base_units.point() if n in ALL_MEASURES]
-    found = compare_units(base_units, cand_units, infos, slices=slices, resamples=PAIRED_RESAMPLES)
     return {
         ("all" if c.slicing == OVERALL else c.slice, c.measure): PairedValue(
-            c.delta, c.delta_ci, ALL_MEASURES[c.measure].headline and c.p_adjusted < 0.05
+            c.delta, c.delta_ci, ALL_MEASURES[c.measure].headline and p_below(c.p_adjusted, 0.05)
         )
         for c in found
     }
@@ -254,9 +260,8 @@ def format_comparison(comparison: Comparison, fmt: str = "md") -> str:
     def cell_text(cell: Cell) -> str:
         if cell.value is None:
             return "–" if fmt == "md" else ""
-        text = f"{cell.value:.2f}"
-        if cell.paired and cell.delta is not None and cell.delta_ci is not None:
-            text += f" (Δ {format_with_interval(cell.delta, cell.delta_ci, signed=True, span=None)})"
+        delta = cell.delta_text()
+        text = f"{cell.value:.2f}" + ("" if delta is None else f" ({delta})")
         return text + ("*" if cell.differs else "") + ("!" if cell.flagged else "")
 
     body = [[row.slice, row.measure, *(cell_text(c) for c in row.cells)] for row in comparison.rows]

@@ -250,10 +250,10 @@ def _comparison(comparison: Comparison, glossary: set[str]) -> str:
     for row in comparison.rows:
         cells = []
         for i, cell in enumerate(row.cells):
-            text = format_with_interval(cell.value, cell.ci)
-            if cell.paired and cell.delta is not None and cell.delta_ci is not None:
-                delta = format_with_interval(cell.delta, cell.delta_ci, signed=True, span=None)
-                text += f' <span class="ci">Δ {delta}</span>'
+            delta = cell.delta_text()
+            text = format_with_interval(cell.value, cell.ci) + (
+                "" if delta is None else f' <span class="ci">{delta}</span>'
+            )
             if cell.differs:
                 mark = "better" if cell.better else "worse" if cell.better is False else ""
                 ref = comparison.columns[comparison.references[i]]
