@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,18 +76,11 @@ class GateCheck:
         return "undefined" if _undefined(self.comparison, self.baseline_model) else "too few units"
 
     def row(self) -> dict[str, Any]:
-        """A flat record (tables, JSON, pandas); without a baseline model the paired fields are None."""
-        c = self.comparison
-        record = {
-            "model": self.model, "baseline_model": self.baseline_model, "measure": self.measure,
-            "rule": self.rule, "slicing": c.slicing, "slice": c.slice, "n_units": c.n_units,
-            "baseline": c.baseline, "baseline_ci": c.baseline_ci, "candidate": c.candidate,
-            "candidate_ci": c.candidate_ci, "delta": c.delta, "delta_ci": c.delta_ci,
-            "change": c.change, "change_ci": c.change_ci, "worse": c.worse, "p_delta": c.p_delta, "p_sum": c.p_sum,
-            "p": c.p, "p_adjusted": c.p_adjusted, "detectable": c.detectable,
-            "limit": self.limit, "neutral": self.neutral, "verdict": self.verdict,
-            "detail": self.detail,
-        }  # fmt: skip
+        """A flat record (tables, JSON, pandas): the check and its comparison's fields; without a
+        baseline model the paired fields are None."""
+        record = {"model": self.model, "baseline_model": self.baseline_model, "rule": self.rule}
+        record |= asdict(self.comparison) | {"limit": self.limit, "neutral": self.neutral}
+        record |= {"verdict": self.verdict, "detail": self.detail}
         if self.baseline_model is None:
             record |= dict.fromkeys(_PAIRED_ONLY)
         return record
@@ -95,7 +88,7 @@ class GateCheck:
 
 _PAIRED_ONLY = (
     "baseline", "baseline_ci", "delta", "delta_ci", "change", "change_ci", "p_delta", "p_sum", "p", "p_adjusted",
-    "detectable",
+    "detectable", "margin",
 )  # fmt: skip
 
 
