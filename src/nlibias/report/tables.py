@@ -122,20 +122,6 @@ def format_wq_nli_expansion(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
-    """What ``nlibias expand occupations`` prints: premises and pairs per occupation."""
-    rows = [
-        [o["occupation"], o["dominant_gender"], o["premises"], o["pairs"]] for o in summary["by_occupation"]
-    ]
-    head = (
-        f"{summary['premises']} premises x {len(summary['hypothesis_templates'])} hypothesis templates "
-        f"-> {summary['pairs']} female/male pairs, {summary['samples']} samples "
-        f"(premises from {summary['premises_from']})"
-    )
-    table = render_table(["Occupation", "dominant", "premises", "pairs"], rows)
-    return f"{head}\n{table}\nwrote {summary['files']['jsonl']} and {summary['files']['parquet']}"
-
-
 def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:
     """Each model's predictor kind (``predictor_kinds``, else from the form of its key)."""
     recorded = metrics.get("predictor_kinds", {})
