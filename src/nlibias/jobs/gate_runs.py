@@ -10,7 +10,7 @@ from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.run_dir import ASKED, asked_settings
 from nlibias.jobs.results import read_checked_run
-from nlibias.metrics.paired_units import ScoredRun, asked_difference
+from nlibias.metrics.paired_units import ScoredRun, asked_difference, sample_difference
 
 
 def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> ScoredRun:
@@ -44,20 +44,9 @@ def aligned_baseline(candidate: ScoredRun, baseline: ScoredRun) -> ScoredRun:
         )
     elif len(a) != len(b):
         words = f"the candidate run ({candidate.path}) scored {len(a)} samples and the baseline ({baseline.path}) {len(b)}"
+    elif (first := sample_difference(a, b)) is None:
+        return baseline
     else:
-        differ = (
-            (i, name, left, right)
-            for i in range(len(a))
-            for name, left, right in (
-                ("id", a.ids[i], b.ids[i]),
-                ("premise", a.premise[i], b.premise[i]),
-                ("hypothesis", a.hypothesis[i], b.hypothesis[i]),
-            )
-            if left != right
-        )
-        first = next(differ, None)
-        if first is None:
-            return baseline
         i, field, left, right = first
         sample = str(a.ids[i])
         words = (

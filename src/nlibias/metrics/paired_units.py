@@ -166,16 +166,24 @@ def asked_difference(
     return differ[0] if differ else None
 
 
+def sample_difference(a: SampleColumns, b: SampleColumns) -> tuple[int, str, Any, Any] | None:
+    """The first position where as many samples in the same order differ: ``(position, field, a's,
+    b's)`` (id, premise or hypothesis); None where they are the same samples."""
+    fields = (
+        ("id", a.ids, b.ids),
+        ("premise", a.premise, b.premise),
+        ("hypothesis", a.hypothesis, b.hypothesis),
+    )
+    return next(((i, name, x[i], y[i]) for i in range(len(a)) for name, x, y in fields if x[i] != y[i]), None)
+
+
 def aligned_positions(a: SampleColumns, b: SampleColumns) -> np.ndarray | None:
     """Where each of ``b``'s samples sits in ``a`` when both hold the same samples, else None."""
-    if a is b:
-        return np.arange(len(a))
     if len(a) != len(b):
         return None
-    where = {sample_id: at for at, sample_id in enumerate(a.ids)}
-    positions = [where.get(sample_id, -1) for sample_id in b.ids]
-    same = all(
-        at >= 0 and a.premise[at] == b.premise[i] and a.hypothesis[at] == b.hypothesis[i]
-        for i, at in enumerate(positions)
-    )
-    return np.asarray(positions, dtype=np.intp) if same else None
+    in_a, in_b = (np.array(sorted(range(len(c)), key=c.ids.__getitem__), dtype=np.intp) for c in (a, b))
+    if sample_difference(a.take(in_a), b.take(in_b)) is not None:
+        return None
+    positions = np.empty(len(b), dtype=np.intp)
+    positions[in_b] = in_a
+    return positions

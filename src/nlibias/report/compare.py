@@ -11,7 +11,7 @@ from nlibias.errors import DataError, NlibiasError
 from nlibias.io.run_dir import ASKED, asked_settings
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.paired import OVERALL, compare_units, p_below
-from nlibias.metrics.paired_units import ScoredRun, aligned_positions, asked_difference
+from nlibias.metrics.paired_units import ScoredRun, asked_difference, sample_difference
 from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import (
     format_with_interval,
@@ -214,7 +214,11 @@ def paired_columns(
         kind, benchmark = theirs.kind_of(ref_model), ref_run.benchmark
         if benchmark is None or mine.kind_of(model) != kind or kind not in benchmark.measures:
             continue
-        if aligned_positions(mine.columns, theirs.columns) is not None:  # both in id order
+        same = (
+            len(mine.columns) == len(theirs.columns)
+            and sample_difference(mine.columns, theirs.columns) is None
+        )
+        if same:  # both in id order
             values = _paired_values(
                 benchmark.measures[kind], (theirs, mine), (ref_model, model), (ref_metrics, metrics)
             )
