@@ -369,7 +369,7 @@ def test_ids_repeating_across_categories_are_told_apart_in_one_file_or_several(t
 
 def test_the_figure_3_heat_map_shows_each_category_and_condition(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("matplotlib")
-    from nlibias.report import bbq_figure
+    from nlibias.report import plots
     from nlibias.report.figure_kit import render
     from nlibias.report.layout_checks import text_problems
 
@@ -378,12 +378,12 @@ def test_the_figure_3_heat_map_shows_each_category_and_condition(monkeypatch: py
     def keep(name: str, caption: str, make: Any) -> Any:
         return render(name, caption, lambda: drawn.append(make()) or drawn[-1])
 
-    monkeypatch.setattr(bbq_figure, "render", keep)
+    monkeypatch.setattr(plots, "_render", keep)
     by_domain = {
         "Age": {"bbq_s_amb": 29.78, "bbq_s_dis": 1.16},
         "Religion": {"bbq_s_amb": 14.33, "bbq_s_dis": None},
     }
-    assert bbq_figure.plot_bbq_heatmap("run", {"uqa": {"by_domain": by_domain}}) is not None
+    assert plots.plot_bbq_heatmap("run", {"uqa": {"by_domain": by_domain}}) is not None
     [fig] = drawn
     ambiguous, disambiguated = fig.axes[:2]
     assert [t.get_text() for t in ambiguous.texts] == ["29.8", "14.3"]

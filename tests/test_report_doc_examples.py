@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from nlibias.errors import ConfigError
+from nlibias.metrics.paired_units import aligned_positions
 from nlibias.report import TABLE_FORMATS
 from nlibias.report.assets import REPORT_CSS, REPORT_JS
-from nlibias.report.bbq_figure import plot_bbq_heatmap
-from nlibias.report.compare import _cell, aligned_positions, compare, disjoint
+from nlibias.report.compare import _cell, compare, disjoint
 from nlibias.report.debias_sections import debias_section_html
 from nlibias.report.debias_tables import _base_name, format_debias_tables, short_name
 from nlibias.report.display_frame import DisplayFrame
@@ -43,7 +43,14 @@ from nlibias.report.paper_tables import (
     most_biased_subtopics,
     paper_tables,
 )
-from nlibias.report.plots import _domain_rows, heatmap_scale, measures_by_unit, no_bias_line, plot_funnel
+from nlibias.report.plots import (
+    _domain_rows,
+    heatmap_scale,
+    measures_by_unit,
+    no_bias_line,
+    plot_bbq_heatmap,
+    plot_funnel,
+)
 from nlibias.report.run_notes import _with_code, caveat_line, parameters_named, run_caveats
 from nlibias.report.tables import check_slice
 from nlibias.report.tp_correlation import correlation_points, correlation_rows, runs_not_paired

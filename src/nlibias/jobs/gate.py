@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,6 @@ from nlibias.jobs.gate_rules import (
     load_rules,
 )
 from nlibias.jobs.gate_runs import (
-    RunData,
     aligned_baseline,
     check_asked_alike,
     check_different_runs,
@@ -37,9 +36,10 @@ from nlibias.metrics.paired import (
     TOWARDS_STEREOTYPE,
     Comparison,
     compare_units,
-    holm_family_size,
-    refuse_undecidable,
+    p_below,
+    p_text,
 )
+from nlibias.metrics.paired_units import ScoredRun
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, format_value, headline_infos
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared, problems
@@ -76,18 +76,11 @@ class GateCheck:
         return "undefined" if _undefined(self.comparison, self.baseline_model) else "too few units"
 
     def row(self) -> dict[str, Any]:
-        """A flat record (tables, JSON, pandas); without a baseline model the paired fields are None."""
-        c = self.comparison
-        record = {
-            "model": self.model, "baseline_model": self.baseline_model, "measure": self.measure,
-            "rule": self.rule, "slicing": c.slicing, "slice": c.slice, "n_units": c.n_units,
-            "baseline": c.baseline, "baseline_ci": c.baseline_ci, "candidate": c.candidate,
-            "candidate_ci": c.candidate_ci, "delta": c.delta, "delta_ci": c.delta_ci,
-            "change": c.change, "change_ci": c.change_ci, "worse": c.worse, "p_delta": c.p_delta, "p_sum": c.p_sum,
-            "p": c.p, "p_adjusted": c.p_adjusted, "detectable": c.detectable,
-            "limit": self.limit, "neutral": self.neutral, "verdict": self.verdict,
-            "detail": self.detail,
-        }  # fmt: skip
+        """A flat record (tables, JSON, pandas): the check and its comparison's fields; without a
+        baseline model the paired fields are None."""
+        record = {"model": self.model, "baseline_model": self.baseline_model, "rule": self.rule}
+        record |= asdict(self.comparison) | {"limit": self.limit, "neutral": self.neutral}
+        record |= {"verdict": self.verdict, "detail": self.detail}
         if self.baseline_model is None:
             record |= dict.fromkeys(_PAIRED_ONLY)
         return record
@@ -95,7 +88,7 @@ class GateCheck:
 
 _PAIRED_ONLY = (
     "baseline", "baseline_ci", "delta", "delta_ci", "change", "change_ci", "p_delta", "p_sum", "p", "p_adjusted",
-    "detectable",
+    "detectable", "margin",
 )  # fmt: skip
 
 
@@ -137,7 +130,7 @@ class GateResult:
         return pd.DataFrame(rows, columns=list(rows[0]) if rows else ["model", "measure", "verdict"])
 
 
-def _absent_headlines(declared: Sequence[MeasureInfo], *sides: tuple[RunData | None, str | None]) -> str:
+def _absent_headlines(declared: Sequence[MeasureInfo], *sides: tuple[ScoredRun | None, str | None]) -> str:
     """Which run lacks which of the benchmark's headline measures for a model pair (none tested)."""
     wanted = [info.name for info in declared if info.headline] or ["(the benchmark declares none)"]
     lacking = [
@@ -226,29 +219,6 @@ def _undefined(c: Comparison, base_model: str | None) -> bool:
     return c.candidate is None or (base_model is not None and c.baseline is None)
 
 
-def p_text(p: float, alpha: float) -> str:
-    """``p`` to 4 decimals, or as many as it takes not to print the threshold for a p beside it.
-
-    >>> p_text(0.0020, 1 - 0.95), p_text(0.04995, 1 - 0.95), p_text(0.05, 1 - 0.95)
-    ('0.0020', '0.04995', '0.0500')
-    """
-    at = math.isclose(p, alpha, rel_tol=1e-9, abs_tol=1e-15)  # as p_below reads it
-    for digits in range(4, 10):
-        text = f"{p:.{digits}f}"
-        if at or not math.isclose(float(text), alpha, rel_tol=1e-9, abs_tol=1e-15):
-            return text.rstrip("0") if digits > 4 else text
-    return repr(p)
-
-
-def p_below(p: float, alpha: float) -> bool:
-    """Whether ``p`` is below ``alpha`` (a p on the threshold, in floating point, is not).
-
-    >>> p_below(50 / 1000, 1 - 0.95), p_below(49 / 1000, 1 - 0.95), p_below(3 * (1 / 60), 0.05)
-    (False, True, False)
-    """
-    return p < alpha and not math.isclose(p, alpha, rel_tol=1e-9, abs_tol=1e-15)
-
-
 _CHANGE_WORDS = {AWAY_FROM_NEUTRAL: "change in bias", TOWARDS_STEREOTYPE: "change towards the stereotype"}
 
 
@@ -263,15 +233,12 @@ def _model_checks(
     for info in infos:
         if base is None and rules.max_abs_of(info.name) is None:
             continue
-        slices = _slices(cand, rules, info)
-        if base is not None:
-            family = holm_family_size(cand, slices)
-            refuse_undecidable(rules.bootstrap, rules.confidence, family, info.name, parameter="rules")
         comparisons = compare_units(
-            base if base is not None else cand, cand, [info], slices=slices,
+            base if base is not None else cand, cand, [info], slices=_slices(cand, rules, info),
             resamples=rules.bootstrap, seed=rules.seed, confidence=rules.confidence,
             margins={info.name: rules.margin_of(info.name)},
             worse={info.name: rules.worse_of(info.name, info.signed)},
+            parameter=None if base is None else "rules",
         )  # fmt: skip
         found += _checks(models[0], models[1], info, comparisons, rules)
     return found
@@ -300,13 +267,11 @@ def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
 
 
 def _testable_units(
-    benchmark: Benchmark, run: RunData, model: str | None, measures: Sequence[str], role: str
+    benchmark: Benchmark, run: ScoredRun, model: str | None, measures: Sequence[str], role: str
 ) -> RunUnits:
     """The model's resampling units, refused with fewer than MIN_VERDICT_UNITS read answers."""
     assert model is not None  # every candidate model has a baseline model (match_models)
-    units = benchmark.measures_for(run.kind_of(model)).resampling_units(
-        run.columns, run.outputs[model], model=model, measures=measures
-    )
+    units = run.units(benchmark.measures_for(run.kind_of(model)), model, measures)
     readable = units.readable()
     if readable < MIN_VERDICT_UNITS:
         why = f": {readable} of {len(units)} units hold an answer that was read (fewer than {MIN_VERDICT_UNITS})"
@@ -326,11 +291,7 @@ def _untestable(role: str, model: str, why: str) -> DataError:
 def _rules(rules: GateRules | str | Path | None, margin: float | None, context: dict[str, Any]) -> GateRules:
     """The rules checked (an object again); ``margin`` replaces every margin, a measure's own too."""
     if isinstance(rules, GateRules):
-        try:
-            found = GateRules.model_validate(rules.model_dump(exclude_unset=True), context=context)
-        except ValidationError as exc:
-            first = problems(exc)[0]
-            raise ConfigError(f"rules {first.field}: {first.reason}", parameter="rules") from None
+        found = _checked(rules, context, "rules")
     else:
         found = GateRules() if rules is None else load_rules(rules, context)
     if margin is None:
@@ -338,15 +299,22 @@ def _rules(rules: GateRules | str | Path | None, margin: float | None, context: 
     measures = {name: rule.model_copy(update={"margin": None}) for name, rule in found.measures.items()}
     found = found.model_copy(update={"margin": margin, "measures": measures})
     if "tested" in context:  # the margin against each measure the runs test
-        try:
-            GateRules.model_validate(found.model_dump(exclude_unset=True), context=context)
-        except ValidationError as exc:
-            raise ConfigError(f"{{margin}} {problems(exc)[0].reason}", parameter="margin") from None
+        _checked(found, context, "margin")
     return found
 
 
+def _checked(rules: GateRules, context: dict[str, Any], parameter: str) -> GateRules:
+    """``rules`` validated again in the gate's ``context``; a problem named as ``parameter``'s."""
+    try:
+        return GateRules.model_validate(rules.model_dump(exclude_unset=True), context=context)
+    except ValidationError as exc:
+        first = problems(exc)[0]
+        where = f"rules {first.field}:" if parameter == "rules" else "{margin}"
+        raise ConfigError(f"{where} {first.reason}", parameter=parameter) from None
+
+
 def _tested(
-    cand: RunData, base: RunData | None, benchmark: Benchmark, matched: Sequence[tuple[str, str | None]]
+    cand: ScoredRun, base: ScoredRun | None, benchmark: Benchmark, matched: Sequence[tuple[str, str | None]]
 ) -> tuple[list[tuple[str, str | None, list[MeasureInfo]]], list[str]]:
     """The headline measures tested per model pair, and what each untested pair lacks."""
     models = cand.metrics["models"]
@@ -410,8 +378,9 @@ def gate(
     benchmark = benchmark_for_source(cand.metrics["source"])
     matched: list[tuple[str, str | None]] = [(m, None) for m in cand.metrics["models"]]
     if base is not None:
-        matched = list(match_models(list(cand.metrics["models"]), list(base.metrics["models"]), pairs))
-        check_asked_alike(cand, base, matched)
+        paired_models = match_models(list(cand.metrics["models"]), list(base.metrics["models"]), pairs)
+        check_asked_alike(cand, base, paired_models)
+        matched = list(paired_models)
     tested, absent = _tested(cand, base, benchmark, matched)
     if tested:  # a rule on a measure these runs do not test would apply to nothing
         reported = {info.name for *_, infos in tested for info in infos}

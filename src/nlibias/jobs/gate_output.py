@@ -23,7 +23,7 @@ from nlibias.io.atomic import atomic_write_text
 from nlibias.io.overwrites import Files, refuse_overwrites, run_files
 from nlibias.jobs.gate import GateCheck, GateResult
 from nlibias.metrics.verdicts import format_value
-from nlibias.textio.tables import render_table
+from nlibias.textio.tables import markdown_table, render_table
 
 HEADERS = (
     "Verdict",
@@ -102,13 +102,10 @@ def _md(text: str) -> str:
 
 
 def _md_table(checks: Sequence[GateCheck]) -> list[str]:
-    rows = []
-    for check in checks:
-        cells = [_md(x) for x in _cells(check)]
-        if check.failed:
-            cells[0] = f"**{cells[0]}**"
-        rows.append("| " + " | ".join(cells) + " |")
-    return ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS), *rows, ""]
+    rows = [_cells(check) for check in checks]
+    for row, check in zip(rows, checks, strict=True):
+        row[0] = f"**{row[0]}**" if check.failed else row[0]
+    return [markdown_table(HEADERS, rows), ""]
 
 
 def gate_markdown(result: GateResult) -> str:

@@ -4,59 +4,22 @@ benchmark, over the same samples (in any order), and which model of each it comp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.run_dir import ASKED, asked_settings
 from nlibias.jobs.results import read_checked_run
-from nlibias.metrics.paired_units import model_outputs
-from nlibias.schema.columns import SampleColumns
-from nlibias.schema.outputs import ModelOutputs
+from nlibias.metrics.paired_units import ScoredRun, asked_difference, sample_difference
 
 
-@dataclass(frozen=True, eq=False)
-class RunData:
-    """One run as a gate reads it: metrics, the samples answered (as columns), each model's outputs."""
-
-    path: Path
-    metrics: Mapping[str, Any]
-    columns: SampleColumns
-    outputs: Mapping[str, ModelOutputs]
-    kinds: Mapping[str, str]
-    asked: Mapping[str, Mapping[str, str]]
-    """How each model was asked, as its rows record it (:data:`ASKED`)."""
-
-    def kind_of(self, model: str) -> str:
-        """The model's predictor kind (``classifier`` where the run records none)."""
-        return self.kinds.get(model, "classifier")
-
-
-def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
+def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> ScoredRun:
     """A run, the samples it scored (``samples``, else its recorded file; refused when edited since)
     and each model's outputs on them."""
     run = read_checked_run(run_dir)
-    path = run.samples.check(run.samples.file(samples))
-    columns = read_benchmark_samples(path).columns
+    columns = read_benchmark_samples(run.samples.check(run.samples.file(samples))).columns
     rows = run.predictions()
-    kept, outputs = model_outputs(columns, rows, run.kinds)
-    scored = columns if len(kept) == len(columns) else columns.take(kept)
-    asked = asked_settings(rows)
-    return _in_id_order(RunData(run.path, run.metrics, scored, outputs, run.kinds, asked))
-
-
-def _in_id_order(run: RunData) -> RunData:
-    """The run's samples sorted by id (the bootstrap draws follow the units' order)."""
-    ids = list(run.columns.ids)
-    order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
-    if np.array_equal(order, np.arange(len(ids))):
-        return run
-    outputs = {model: out.take(order) for model, out in run.outputs.items()}
-    return replace(run, columns=run.columns.take(order), outputs=outputs)
+    return ScoredRun.of(run.path, run.metrics, columns, rows, asked_settings(rows))
 
 
 def check_different_runs(candidate: str | Path, baseline: str | Path) -> None:
@@ -69,7 +32,7 @@ def check_different_runs(candidate: str | Path, baseline: str | Path) -> None:
         )
 
 
-def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
+def aligned_baseline(candidate: ScoredRun, baseline: ScoredRun) -> ScoredRun:
     """The baseline, refused where the runs' benchmarks or samples (both in id order) differ."""
     a, b = candidate.columns, baseline.columns
     source_a, source_b = candidate.metrics["source"], baseline.metrics["source"]
@@ -81,20 +44,9 @@ def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
         )
     elif len(a) != len(b):
         words = f"the candidate run ({candidate.path}) scored {len(a)} samples and the baseline ({baseline.path}) {len(b)}"
+    elif (first := sample_difference(a, b)) is None:
+        return baseline
     else:
-        differ = (
-            (i, name, left, right)
-            for i in range(len(a))
-            for name, left, right in (
-                ("id", a.ids[i], b.ids[i]),
-                ("premise", a.premise[i], b.premise[i]),
-                ("hypothesis", a.hypothesis[i], b.hypothesis[i]),
-            )
-            if left != right
-        )
-        first = next(differ, None)
-        if first is None:
-            return baseline
         i, field, left, right = first
         sample = str(a.ids[i])
         words = (
@@ -144,19 +96,15 @@ def match_models(
     return [(c, given.get(c, c)) for c in candidate]
 
 
-def check_asked_alike(candidate: RunData, baseline: RunData, pairs: list[tuple[str, str | None]]) -> None:
+def check_asked_alike(candidate: ScoredRun, baseline: ScoredRun, pairs: Sequence[tuple[str, str]]) -> None:
     """Refuse a candidate model compared with a baseline model of another predictor kind or asked
     another way that its key hides (:data:`ASKED`): their measures are of different things."""
     for cand_model, base_model in pairs:
-        if base_model is None:
+        settings = (candidate.settings(cand_model), baseline.settings(base_model))
+        differ = asked_difference(*settings, ("kind", *ASKED))
+        if differ is None:
             continue
-        cand = {"kind": candidate.kind_of(cand_model), **candidate.asked.get(cand_model, {})}
-        base = {"kind": baseline.kind_of(base_model), **baseline.asked.get(base_model, {})}
-        differ = [s for s in ("kind", *ASKED) if s in cand and s in base and cand[s] != base[s]]
-        if not differ:
-            continue
-        setting = differ[0]
-        a, b = cand[setting], base[setting]
+        setting, a, b = differ
         baseline_model = f"baseline model {base_model!r} ({baseline.path})"
         if setting == "kind":
             words = f"is a {a} model and {baseline_model} a {b} one"

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
@@ -240,6 +241,29 @@ def refuse_undecidable(
         )
 
 
+def p_text(p: float, alpha: float) -> str:
+    """``p`` to 4 decimals, or as many as it takes not to print the threshold for a p beside it.
+
+    >>> p_text(0.0020, 1 - 0.95), p_text(0.04995, 1 - 0.95), p_text(0.05, 1 - 0.95)
+    ('0.0020', '0.04995', '0.0500')
+    """
+    at = math.isclose(p, alpha, rel_tol=1e-9, abs_tol=1e-15)  # as p_below reads it
+    for digits in range(4, 10):
+        text = f"{p:.{digits}f}"
+        if at or not math.isclose(float(text), alpha, rel_tol=1e-9, abs_tol=1e-15):
+            return text.rstrip("0") if digits > 4 else text
+    return repr(p)
+
+
+def p_below(p: float, alpha: float) -> bool:
+    """Whether ``p`` is below ``alpha`` (a p on the threshold, in floating point, is not).
+
+    >>> p_below(50 / 1000, 1 - 0.95), p_below(49 / 1000, 1 - 0.95), p_below(3 * (1 / 60), 0.05)
+    (False, True, False)
+    """
+    return p < alpha and not math.isclose(p, alpha, rel_tol=1e-9, abs_tol=1e-15)
+
+
 def bootstrap_p(statistic: np.ndarray, margin: float) -> float:
     """``(1 + #{resamples not above margin}) / (B + 1)``; an undefined resample is not above.
 
@@ -354,11 +378,16 @@ def compare_units(
     confidence: float = 0.95,
     margins: Mapping[str, float] | None = None,
     worse: Mapping[str, Worse] | None = None,
+    parameter: str | None = None,
 ) -> list[Comparison]:
     """Every measure of ``infos`` on every slice of ``slices``, Holm-adjusted over each measure's
-    slices; each slice's draws seeded from ``(seed, slice name)`` as the audit's are."""
+    slices; each slice's draws seeded from ``(seed, slice name)`` as the audit's are. ``parameter``:
+    first refuse, naming it, a test that could never decide (:func:`refuse_undecidable`)."""
     planned = planned_slices(base, slices)
     family = holm_family_size(base, slices)
+    if parameter is not None:
+        names = ", ".join(info.name for info in infos)
+        refuse_undecidable(resamples, confidence, family, names, parameter=parameter)
     found: list[Comparison] = []
     for slicing, name, index in planned:
         found += compare_slice(

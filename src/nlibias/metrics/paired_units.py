@@ -1,8 +1,11 @@
-"""Each built-in benchmark's resampling units (its ``Measures.units``), as its scorer builds them."""
+"""Each built-in benchmark's resampling units (its ``Measures.units``), as its scorer builds them,
+and a run's outputs as a paired comparison (``nlibias gate``, ``nlibias report --compare``) reads them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -103,3 +106,84 @@ def model_outputs(
         for model, rows in by_model.items()
     }
     return kept, outputs
+
+
+@dataclass(frozen=True, eq=False)
+class ScoredRun:
+    """One run as a paired comparison reads it: the samples some model answered (as columns, in id
+    order: the bootstrap draws follow the units' order) and each model's outputs on them."""
+
+    path: Path
+    metrics: Mapping[str, Any]
+    columns: SampleColumns
+    outputs: Mapping[str, ModelOutputs]
+    asked: Mapping[str, Mapping[str, str]]
+    """How each model was asked, as its rows record it (``nlibias.io.run_dir.ASKED``)."""
+
+    @classmethod
+    def of(
+        cls,
+        path: Path,
+        metrics: Mapping[str, Any],
+        columns: SampleColumns,
+        rows: Sequence[Prediction],
+        asked: Any,
+    ) -> ScoredRun:
+        """The run's outputs on ``columns``, the samples it was scored on."""
+        kept, outputs = model_outputs(columns, rows, metrics.get("predictor_kinds") or {})
+        ids = [columns.ids[i] for i in kept]
+        by_id = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+        if not np.array_equal(by_id, np.arange(len(ids))):
+            outputs = {model: out.take(by_id) for model, out in outputs.items()}
+        if not np.array_equal(kept[by_id], np.arange(len(columns))):
+            columns = columns.take(kept[by_id])
+        return cls(path, metrics, columns, outputs, asked)
+
+    def kind_of(self, model: str) -> str:
+        """The model's predictor kind (``classifier`` where the run records none)."""
+        return str(self.metrics.get("predictor_kinds", {}).get(model, "classifier"))
+
+    def settings(self, model: str) -> dict[str, str]:
+        """The model's predictor kind and how it was asked."""
+        return {"kind": self.kind_of(model), **self.asked.get(model, {})}
+
+    def units(self, measures: Any, model: str, names: Sequence[str]) -> RunUnits:
+        """The model's resampling units of ``names`` (``measures``: its kind's ``Measures``)."""
+        return measures.resampling_units(self.columns, self.outputs[model], model=model, measures=names)
+
+
+def asked_difference(
+    first: Mapping[str, str], second: Mapping[str, str], settings: Sequence[str]
+) -> tuple[str, str, str] | None:
+    """``(setting, first's, second's)`` of the first of ``settings`` both record differently, else None.
+
+    >>> asked_difference({"kind": "generative", "option_score": "total"}, {"option_score": "per-byte"}, ["kind", "option_score"])
+    ('option_score', 'total', 'per-byte')
+    """
+    differ = [
+        (s, first[s], second[s]) for s in settings if s in first and s in second and first[s] != second[s]
+    ]
+    return differ[0] if differ else None
+
+
+def sample_difference(a: SampleColumns, b: SampleColumns) -> tuple[int, str, Any, Any] | None:
+    """The first position where as many samples in the same order differ: ``(position, field, a's,
+    b's)`` (id, premise or hypothesis); None where they are the same samples."""
+    fields = (
+        ("id", a.ids, b.ids),
+        ("premise", a.premise, b.premise),
+        ("hypothesis", a.hypothesis, b.hypothesis),
+    )
+    return next(((i, name, x[i], y[i]) for i in range(len(a)) for name, x, y in fields if x[i] != y[i]), None)
+
+
+def aligned_positions(a: SampleColumns, b: SampleColumns) -> np.ndarray | None:
+    """Where each of ``b``'s samples sits in ``a`` when both hold the same samples, else None."""
+    if len(a) != len(b):
+        return None
+    in_a, in_b = (np.array(sorted(range(len(c)), key=c.ids.__getitem__), dtype=np.intp) for c in (a, b))
+    if sample_difference(a.take(in_a), b.take(in_b)) is not None:
+        return None
+    positions = np.empty(len(b), dtype=np.intp)
+    positions[in_b] = in_a
+    return positions

@@ -37,9 +37,7 @@ def format_bbq_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "dom
                 rows.append(_row(model, name, m))
     title = "BBQ bias scores (s_AMB, s_DIS: 0 is no bias, above 0 towards the stereotype) and accuracy"
     note = "".join(
-        f"\n{_left_out(model, m.get('overall', {}))}"
-        for model, m in models.items()
-        if _left_out(model, m.get("overall", {}))
+        f"\n{text}" for model, m in models.items() if (text := _left_out(model, m.get("overall", {})))
     )
     return render_table([*_HEADER, *_COUNTS], rows, title=title) + note + "\n\n" + format_bbq_figure(models)
 

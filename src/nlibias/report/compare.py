@@ -7,13 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from nlibias.errors import DataError, NlibiasError
-from nlibias.io.run_dir import asked_settings
+from nlibias.io.run_dir import ASKED, asked_settings
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
-from nlibias.metrics.paired import OVERALL, compare_units, holm_family_size, refuse_undecidable
-from nlibias.metrics.paired_units import model_outputs
+from nlibias.metrics.paired import OVERALL, compare_units, p_below
+from nlibias.metrics.paired_units import ScoredRun, asked_difference, sample_difference
 from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import (
     format_with_interval,
@@ -30,7 +28,6 @@ from nlibias.schema.columns import SampleColumns
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Measures
     from nlibias.report.load import Run
-    from nlibias.schema.outputs import ModelOutputs
 
 
 @dataclass(frozen=True)
@@ -47,6 +44,12 @@ class Cell:
     """True when :attr:`differs` comes from the paired interval."""
     flagged: bool = False
     """A headline measure the gate would flag (farther from no bias than the reference)."""
+
+    def delta_text(self) -> str | None:
+        """``Δ value [low, high]`` of a paired cell, else None."""
+        if not self.paired or self.delta is None or self.delta_ci is None:
+            return None
+        return "Δ " + format_with_interval(self.delta, self.delta_ci, signed=True, span=None)
 
 
 @dataclass(frozen=True)
@@ -126,15 +129,16 @@ def _refuse_scored_differently(columns: Sequence[tuple[str, Run | None]], refere
         ref_model, ref_run = columns[ref]
         if run is None or ref_run is None or model != ref_model:
             continue
-        mine, theirs = (asked[id(r)].get(model, {}).get("option_score") for r in (run, ref_run))
-        if mine is not None and theirs is not None and mine != theirs:
+        differ = asked_difference(asked[id(ref_run)].get(model, {}), asked[id(run)].get(model, {}), ASKED)
+        if differ is not None:
+            setting, theirs, mine = differ
             raise DataError(
-                f"model {model!r} has option_score {theirs!r} in run {ref_run.path} and {mine!r} in run "
+                f"model {model!r} has {setting} {theirs!r} in run {ref_run.path} and {mine!r} in run "
                 f"{run.path}: its answers were chosen differently under "
                 "one key, so side by side they would measure different things",
                 model=model,
-                field="option_score",
-                fix="compare runs audited with one option_score (audit the one again with the other's)",
+                field=setting,
+                fix=f"compare runs audited with one {setting} (audit the one again with the other's)",
             )
 
 
@@ -176,10 +180,8 @@ class PairedValue:
 
 PAIRED_RESAMPLES = 1000
 
-_Outputs = tuple["SampleColumns", dict[str, "ModelOutputs"]]
 
-
-def _run_outputs(run: Run, cache: dict[int, _Outputs | None]) -> _Outputs | None:
+def _scored(run: Run, cache: dict[int, ScoredRun | None]) -> ScoredRun | None:
     """The samples a run scored and each model's outputs on them (None: not readable)."""
     if id(run) not in cache:
         cache[id(run)] = None
@@ -188,28 +190,10 @@ def _run_outputs(run: Run, cache: dict[int, _Outputs | None]) -> _Outputs | None
             keys = sorted({key for sample in samples for key in sample.provenance})
             try:
                 columns = SampleColumns.from_samples(samples, provenance_keys=keys)
-                kept, outputs = model_outputs(
-                    columns, run.predictions(), run.metrics.get("predictor_kinds", {})
-                )
+                cache[id(run)] = ScoredRun.of(run.path, run.metrics, columns, run.predictions(), {})
             except (NlibiasError, ValueError):
                 return None
-            cache[id(run)] = (columns if len(kept) == len(columns) else columns.take(kept), outputs)
     return cache[id(run)]
-
-
-def aligned_positions(a: SampleColumns, b: SampleColumns) -> np.ndarray | None:
-    """Where each of ``b``'s samples sits in ``a`` when both hold the same samples, else None."""
-    if a is b:
-        return np.arange(len(a))
-    if len(a) != len(b):
-        return None
-    where = {sample_id: at for at, sample_id in enumerate(a.ids)}
-    positions = [where.get(sample_id, -1) for sample_id in b.ids]
-    same = all(
-        at >= 0 and a.premise[at] == b.premise[i] and a.hypothesis[at] == b.hypothesis[i]
-        for i, at in enumerate(positions)
-    )
-    return np.asarray(positions, dtype=np.intp) if same else None
 
 
 def paired_columns(
@@ -217,64 +201,57 @@ def paired_columns(
 ) -> dict[int, dict[tuple[str, str], PairedValue]]:
     """``{column: {(slice, measure): PairedValue}}`` for each ``(model, metrics, run)`` column over
     the same samples as its reference."""
-    cache: dict[int, _Outputs | None] = {}
+    cache: dict[int, ScoredRun | None] = {}
     found: dict[int, dict[tuple[str, str], PairedValue]] = {}
     for i, ref in enumerate(references):
         model, metrics, run = columns[i]
         ref_model, ref_metrics, ref_run = columns[ref]
         if ref == i or run is None or ref_run is None:
             continue
-        mine, theirs = _run_outputs(run, cache), _run_outputs(ref_run, cache)
-        if mine is None or theirs is None or model not in mine[1] or ref_model not in theirs[1]:
+        mine, theirs = _scored(run, cache), _scored(ref_run, cache)
+        if mine is None or theirs is None or model not in mine.outputs or ref_model not in theirs.outputs:
             continue
-        kind = theirs[1][ref_model].kind
-        if ref_run.benchmark is None or mine[1][model].kind != kind or kind not in ref_run.benchmark.measures:
+        kind, benchmark = theirs.kind_of(ref_model), ref_run.benchmark
+        if benchmark is None or mine.kind_of(model) != kind or kind not in benchmark.measures:
             continue
-        order = aligned_positions(mine[0], theirs[0])
-        if order is None:
-            continue
-        values = _paired_values(
-            ref_run.benchmark.measures[kind],
-            theirs[0],
-            theirs[1][ref_model],
-            mine[1][model].take(order),
-            (ref_model, model),
-            (ref_metrics, metrics),
+        same = (
+            len(mine.columns) == len(theirs.columns)
+            and sample_difference(mine.columns, theirs.columns) is None
         )
-        if values:
-            found[i] = values
+        if same:  # both in id order
+            values = _paired_values(
+                benchmark.measures[kind], (theirs, mine), (ref_model, model), (ref_metrics, metrics)
+            )
+            if values:
+                found[i] = values
     return found
 
 
 def _paired_values(
     measures: Measures,
-    columns: SampleColumns,
-    base: ModelOutputs,
-    cand: ModelOutputs,
+    runs: tuple[ScoredRun, ScoredRun],
     models: tuple[str, str],
     metrics: tuple[Mapping[str, Any], Mapping[str, Any]],
 ) -> dict[tuple[str, str], PairedValue]:
     """Every measure the benchmark's units resample, paired; empty where they cannot be."""
-    heads = [
-        i.name
-        for i in headline_infos(metrics[1]["overall"], measures.infos)
-        if i.name in metrics[0]["overall"]
-    ]
+    infos = headline_infos(metrics[1]["overall"], measures.infos)
+    heads = [i.name for i in infos if i.name in metrics[0]["overall"]]
     if not heads:
         return {}
     slices = (OVERALL, *_first_slicing(metrics[1]))
     try:
-        base_units = measures.resampling_units(columns, base, model=models[0], measures=heads)
-        cand_units = measures.resampling_units(columns, cand, model=models[1], measures=heads)
-        family = holm_family_size(base_units, slices)
-        refuse_undecidable(PAIRED_RESAMPLES, 0.95, family, ", ".join(heads), parameter="compare")
+        base_units, cand_units = (
+            run.units(measures, model, heads) for run, model in zip(runs, models, strict=True)
+        )
+        infos = [ALL_MEASURES[n] for n in base_units.point() if n in ALL_MEASURES]
+        found = compare_units(
+            base_units, cand_units, infos, slices=slices, resamples=PAIRED_RESAMPLES, parameter="compare"
+        )
     except (NlibiasError, ValueError):
         return {}
-    infos = [ALL_MEASURES[n] for n in base_units.point() if n in ALL_MEASURES]
-    found = compare_units(base_units, cand_units, infos, slices=slices, resamples=PAIRED_RESAMPLES)
     return {
         ("all" if c.slicing == OVERALL else c.slice, c.measure): PairedValue(
-            c.delta, c.delta_ci, ALL_MEASURES[c.measure].headline and c.p_adjusted < 0.05
+            c.delta, c.delta_ci, ALL_MEASURES[c.measure].headline and p_below(c.p_adjusted, 0.05)
         )
         for c in found
     }
@@ -287,9 +264,8 @@ def format_comparison(comparison: Comparison, fmt: str = "md") -> str:
     def cell_text(cell: Cell) -> str:
         if cell.value is None:
             return "–" if fmt == "md" else ""
-        text = f"{cell.value:.2f}"
-        if cell.paired and cell.delta is not None and cell.delta_ci is not None:
-            text += f" (Δ {format_with_interval(cell.delta, cell.delta_ci, signed=True, span=None)})"
+        delta = cell.delta_text()
+        text = f"{cell.value:.2f}" + ("" if delta is None else f" ({delta})")
         return text + ("*" if cell.differs else "") + ("!" if cell.flagged else "")
 
     body = [[row.slice, row.measure, *(cell_text(c) for c in row.cells)] for row in comparison.rows]

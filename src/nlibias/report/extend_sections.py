@@ -18,16 +18,6 @@ def is_extend_run(run: Run) -> bool:
     return isinstance(run.run_json.get("stages"), list)
 
 
-def extend_dataset_card(run: Run) -> str | None:
-    """The card an extension run's export stage wrote (``dataset/README.md``), or ``None``."""
-    if not is_extend_run(run):
-        return None
-    try:
-        return (run.path / DATASET_DIR / CARD_FILE).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def fill_comparison(run: Run) -> Mapping[str, Any] | None:
     """``filter/fill_compare.json`` of an extension run that compared two fills or more."""
     data = read_json(run.path / FILL_COMPARE)
@@ -67,8 +57,11 @@ def extend_card_html(runs: Sequence[Run]) -> str:
     for run in runs:
         if not is_extend_run(run) or run.card_text() is not None:
             continue
-        card = extend_dataset_card(run)
-        if card is not None:  # it holds the fill comparison
+        try:  # the card the export stage wrote holds the fill comparison
+            card = (run.path / DATASET_DIR / CARD_FILE).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            card = None
+        if card is not None:
             summary = f"{escape(run.label)}: dataset card ({escape(DATASET_DIR + '/' + CARD_FILE)})"
             parts.append(f"<details open><summary>{summary}</summary><pre>{escape(card)}</pre></details>")
             continue

@@ -15,7 +15,6 @@ from nlibias.metrics.verdicts import slice_size
 from nlibias.report import plots as figures
 from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
-from nlibias.report.bbq_figure import plot_bbq_heatmap
 from nlibias.report.compare import Comparison, compare, comparison_notes
 from nlibias.report.debias_sections import debias_section
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
@@ -46,7 +45,7 @@ from nlibias.report.paper_tables import (
     paper_tables,
 )
 from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
-from nlibias.report.tables import TABLE5_MEASURES, TABLE7_MEASURES
+from nlibias.report.tables import TABLE5_COLUMNS, TABLE7_COLUMNS
 from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements, plot_tp_vs_nli
 from nlibias.report.verdict_html import measure_link, verdict_section
 
@@ -171,14 +170,15 @@ def _accuracy(runs: Sequence[Run], figs: _Figures) -> str:
 
 
 _BBNLI_SECTIONS = {
-    "split": (figures.plot_error_split, "error_split", TABLE7_MEASURES, ("Mispred", "Pro", "Anti", "Error")),
-    "pro_anti": (figures.plot_pro_anti, "pro_anti", TABLE5_MEASURES, ("Pro", "Anti", "Aggregate")),
+    "split": (figures.plot_error_split, "error_split", TABLE7_COLUMNS),
+    "pro_anti": (figures.plot_pro_anti, "pro_anti", TABLE5_COLUMNS),
 }
 """Table 7 (the error split) and Table 5 (pro / anti): the figure, its name, measures and columns."""
 
 
 def _bbnli_section(kind: str, i: int, run: Run, figs: _Figures) -> str:
-    plot, name, measures, columns = _BBNLI_SECTIONS[kind]
+    plot, name, columns = _BBNLI_SECTIONS[kind]
+    measures = list(columns)
     if not has_measure(run.models, measures[1]):  # cf_pro, or pro_stereotype_bias
         return ""
     total = ["Pro+Anti+Error"] if kind == "split" else []
@@ -188,7 +188,7 @@ def _bbnli_section(kind: str, i: int, run: Run, figs: _Figures) -> str:
         for model, slice_name, m in _domain_rows(run.models)
     ]
     figure = figs.show(plot, run.label, run.models, name=f"{name}_{i}")
-    return figure + _table(["model", "domain", *columns, *total], rows, numeric_from=2)
+    return figure + _table(["model", "domain", *columns.values(), *total], rows, numeric_from=2)
 
 
 def _heatmap(i: int, run: Run, figs: _Figures) -> str:
@@ -238,7 +238,7 @@ def _other_measures(i: int, run: Run, figs: _Figures) -> str:
     ]
     return (
         figs.show(figures.plot_generic_measures, run.label, run.models, name=f"measures_{i}")
-        + figs.show(plot_bbq_heatmap, run.label, run.models, name=f"bbq_heatmap_{i}")
+        + figs.show(figures.plot_bbq_heatmap, run.label, run.models, name=f"bbq_heatmap_{i}")
         + _table(["model", "slice", "n", *headers], rows, numeric_from=2)
     )
 
@@ -250,10 +250,10 @@ def _comparison(comparison: Comparison, glossary: set[str]) -> str:
     for row in comparison.rows:
         cells = []
         for i, cell in enumerate(row.cells):
-            text = format_with_interval(cell.value, cell.ci)
-            if cell.paired and cell.delta is not None and cell.delta_ci is not None:
-                delta = format_with_interval(cell.delta, cell.delta_ci, signed=True, span=None)
-                text += f' <span class="ci">Δ {delta}</span>'
+            delta = cell.delta_text()
+            text = format_with_interval(cell.value, cell.ci) + (
+                "" if delta is None else f' <span class="ci">{delta}</span>'
+            )
             if cell.differs:
                 mark = "better" if cell.better else "worse" if cell.better is False else ""
                 ref = comparison.columns[comparison.references[i]]

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlibias.benchmarks.occupations import load_occupations
-from nlibias.report.tables import format_occupations_expansion as templated
 from nlibias.textio.tables import render_table as text_table
 
 
@@ -107,9 +106,19 @@ def _eval_sets(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 
 def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
-    """What ``nlibias expand occupations`` prints, with each of paper 004's evaluation sets."""
+    """What ``nlibias expand occupations`` prints: each of paper 004's evaluation sets (or the
+    templated premises), then premises and pairs per occupation."""
+    rows = [
+        [o["occupation"], o["dominant_gender"], o["premises"], o["pairs"]] for o in summary["by_occupation"]
+    ]
+    wrote = f"wrote {summary['files']['jsonl']} and {summary['files']['parquet']}"
     if "eval_sets" not in summary:
-        return templated(summary)
+        head = (
+            f"{summary['premises']} premises x {len(summary['hypothesis_templates'])} hypothesis templates "
+            f"-> {summary['pairs']} female/male pairs, {summary['samples']} samples "
+            f"(premises from {summary['premises_from']})"
+        )
+        return f"{head}\n{text_table(['Occupation', 'dominant', 'premises', 'pairs'], rows)}\n{wrote}"
     lines = []
     for record in summary["eval_sets"]:
         authors = record.get("authors_file")
@@ -130,12 +139,9 @@ def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
                 f"  {d['occupation']}: the file says {d['file']} ({d['rows']} row(s)), occupations.json "
                 f"{d['occupations.json']}; the file's label is used"
             )
-    rows = [
-        [o["occupation"], o["dominant_gender"], o["premises"], o["pairs"]] for o in summary["by_occupation"]
-    ]
     lines += [
         f"{summary['premises']} premises -> {summary['pairs']} female/male pairs, {summary['samples']} samples",
         text_table(["Occupation", "dominant (file)", "premises", "pairs"], rows),
-        f"wrote {summary['files']['jsonl']} and {summary['files']['parquet']}",
+        wrote,
     ]
     return "\n".join(lines)

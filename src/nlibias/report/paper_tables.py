@@ -23,7 +23,7 @@ from nlibias.report.metric_readers import (
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
-from nlibias.report.tables import TABLE5_MEASURES, TABLE7_MEASURES
+from nlibias.report.tables import TABLE5_COLUMNS, TABLE7_COLUMNS
 from nlibias.report.tp_correlation import correlation_table
 from nlibias.report.verdict_block import verdict_block, verdict_notes
 
@@ -42,7 +42,7 @@ TABLE8_NOTE = (
 def table5(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
     """BBNLI-next Table 5: pro / anti bias and the aggregate score per model and domain."""
     title = "Pro-/Anti-stereotype bias scores and Aggregate bias score across models and bias domains (%)."
-    return _by_domain(models, "table5", title, ("Pro", "Anti", "Aggregate"), TABLE5_MEASURES)
+    return _by_domain(models, "table5", title, TABLE5_COLUMNS)
 
 
 def table7(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
@@ -52,23 +52,19 @@ def table7(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
         "they sum to the misprediction rate of the paired samples (Mispred is over every sample: "
         "the two differ where samples are unpaired or unanswered)."
     )
-    return _by_domain(models, "table7", title, ("Mispred", "Pro", "Anti", "Error"), TABLE7_MEASURES)
+    return _by_domain(models, "table7", title, TABLE7_COLUMNS)
 
 
 def _by_domain(
-    models: Mapping[str, Mapping[str, Any]],
-    key: str,
-    title: str,
-    heads: Sequence[str],
-    measures: Sequence[str],
+    models: Mapping[str, Mapping[str, Any]], key: str, title: str, columns: Mapping[str, str]
 ) -> PaperTable:
-    """Model | Domain | ``measures`` (titled ``heads``), a row per model and domain."""
+    """Model | Domain | each measure of ``columns`` under its title, a row per model and domain."""
     rows = [
-        [model, name, *(m.get(k) for k in measures)]
+        [model, name, *(m.get(k) for k in columns)]
         for model, metrics in models.items()
         for name, m in slice_groups(metrics, kinds=["domain"])
     ]
-    return PaperTable(key, title, ("Model", "Domain", *heads), rows, group_column=True)
+    return PaperTable(key, title, ("Model", "Domain", *columns.values()), rows, group_column=True)
 
 
 def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from nlibias.metrics.bbq import BBQ_MEASURES
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.ranking import ranking_measure
 from nlibias.report.figure_kit import (
@@ -278,23 +279,77 @@ def _heatmap_figure(heat: _Heat, *, phone: bool) -> Any:
     axes = fig.subplots(len(heights), 1, squeeze=False, gridspec_kw={"height_ratios": heights}).ravel()
     data = np.array(heat.grid, dtype=float)
     for ax, columns in zip(axes, chunks, strict=False):
-        image = ax.imshow(data[:, list(columns)], aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
+        counts = [[row[j] for j in columns] for row in heat.counts]
+        image = _heat_cells(ax, data[:, list(columns)], counts, (vmin, vmax, cmap), size)
         ax.set_xticks(range(len(columns)), [labels[j] for j in columns], fontsize=size)
         ax.set_yticks(range(len(subtopics)), subtopics, fontsize=size)
-        for i in range(len(subtopics)):
-            for x, j in enumerate(columns):
-                value, n = data[i, j], heat.counts[i][j]
-                if np.isfinite(value):
-                    share = (value - vmin) / (vmax - vmin)
-                    dark = share > 0.6 if cmap == "cividis" else abs(share - 0.5) < 0.3
-                    text, colour = f"{value:.1f}", "black" if dark else "white"
-                else:  # undefined (no answer read, or no sample): said, not a blank cell
-                    text, colour = "n/a", "grey"
-                text += "" if n is None else f"\nn={n}"
-                ax.text(x, i, text, ha="center", va="center", fontsize=size, color=colour, linespacing=0.9)
     bar = {"cax": axes[-1], "orientation": "horizontal"} if phone else {"ax": axes[0], "shrink": 0.8}
     fig.colorbar(image, label=f"{heat.measure} (%), fixed scale", **bar)
     return fig
+
+
+def _heat_cells(
+    ax: Any,
+    data: np.ndarray,
+    counts: Sequence[Sequence[int | None]] | None,
+    scale: tuple[float, float, str],
+    size: float,
+) -> Any:
+    """``data`` as a heat map on ``scale`` (vmin, vmax, colour map), each cell with its value (``n/a``:
+    undefined, no answer read or no sample) and n, in a colour readable on the cell; the image."""
+    vmin, vmax, cmap = scale
+    image = ax.imshow(data, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
+    for (i, j), value in np.ndenumerate(data):
+        text, colour = "n/a", "grey"
+        if np.isfinite(value):
+            share = (value - vmin) / (vmax - vmin)
+            dark = share > 0.6 if cmap == "cividis" else abs(share - 0.5) < 0.3
+            text, colour = f"{value:.1f}", "black" if dark else "white"
+        n = None if counts is None else counts[i][j]
+        text += "" if n is None else f"\nn={n}"
+        ax.text(j, i, text, ha="center", va="center", fontsize=size, color=colour, linespacing=0.9)
+    return image
+
+
+BBQ_PANELS = (("bbq_s_amb", "Ambiguous (s_AMB)"), ("bbq_s_dis", "Disambiguated (s_DIS)"))
+
+
+def plot_bbq_heatmap(label: str, models: Models, *, name: str = "bbq_heatmap") -> Plot | None:
+    """BBQ's bias scores as the paper's Figure 3: a heat map per condition (s_AMB, s_DIS), categories
+    down, models across, on the full signed scale (None when no model has BBQ categories)."""
+    categories = sorted(
+        {str(c) for m in models.values() for c, s in m.get("by_domain", {}).items() if "bbq_s_amb" in s}
+    )
+    if not categories:
+        return None
+    names = list(models)
+
+    def value(model: str, category: str, measure: str) -> float:
+        found = models[model].get("by_domain", {}).get(category, {}).get(measure)
+        return float(found) if is_number(found) else float("nan")
+
+    def draw() -> Any:
+        left = 0.3 + max(len(c) for c in categories) * 6 * 0.62 / 72
+        width = max(WIDE_WIDTH_IN * 0.6, left + 1.2 + 2 * 0.7 * len(names))
+        fig = new_figure(width, 1.0 + 0.24 * len(categories))
+        axes = fig.subplots(1, len(BBQ_PANELS), sharey=True, squeeze=False).ravel()
+        labels = [wrap_label(n, chars_that_fit(0.6, 6)) for n in names]
+        scale = (*BBQ_MEASURES[0].range, "RdBu_r")
+        for ax, (measure, title) in zip(axes, BBQ_PANELS, strict=True):
+            data = np.array([[value(model, c, measure) for model in names] for c in categories], dtype=float)
+            image = _heat_cells(ax, data, None, scale, 5)
+            ax.set_title(title, fontsize=7)
+            ax.set_xticks(range(len(names)), labels, fontsize=5.5, rotation=30, ha="right")
+            ax.set_yticks(range(len(categories)), categories, fontsize=6)
+        fig.colorbar(image, ax=list(axes), label="bias score (0 = no bias)", shrink=0.8)
+        return fig
+
+    return _render(
+        name,
+        f"BBQ bias scores per category and model, ambiguous | disambiguated, as the paper's Figure 3 "
+        f"({label}); above 0: answers follow the stereotype; n/a: undefined.",
+        draw,
+    )
 
 
 #: Axis label per declared unit (``count``: an undeclared number).

@@ -17,8 +17,13 @@ from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_keys import split_model_key
 from nlibias.textio.tables import render_table
 
-TABLE5_MEASURES = ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
-TABLE7_MEASURES = ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
+TABLE5_COLUMNS = {
+    "pro_stereotype_bias": "Pro",
+    "anti_stereotype_bias": "Anti",
+    "bbnli_bias_score": "Aggregate",
+}
+"""BBNLI-next Table 5's measures and their column titles (text, HTML and paper tables alike)."""
+TABLE7_COLUMNS = {"misprediction_rate": "Mispred", "cf_pro": "Pro", "cf_anti": "Anti", "cf_error": "Error"}
 
 
 def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
@@ -29,8 +34,8 @@ def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "d
     notes: list[str] = []
     for model, metrics in models.items():
         for name, m in slice_groups(metrics, kinds=[by]):
-            table5.append([model, name, *(m[k] for k in ("n", *TABLE5_MEASURES))])
-            table7.append([model, name, *(m[k] for k in ("n_pairs", *TABLE7_MEASURES))])
+            table5.append([model, name, *(m[k] for k in ("n", *TABLE5_COLUMNS))])
+            table7.append([model, name, *(m[k] for k in ("n_pairs", *TABLE7_COLUMNS))])
             tests = (m.get("n_test"), m.get("test_accuracy"), m.get("n_unanswered", 0))
             accuracy.append([model, name, m["n"], m["accuracy"], *tests])
         overall = metrics["overall"]
@@ -46,12 +51,12 @@ def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "d
             )
     parts = [
         render_table(
-            ["Model", "Slice", "n", "Pro", "Anti", "Aggregate"],
+            ["Model", "Slice", "n", *TABLE5_COLUMNS.values()],
             table5,
             title="Pro-/anti-stereotype bias and the BBNLI aggregate score, % (BBNLI-next Table 5)",
         ),
         render_table(
-            ["Model", "Slice", "pairs", "Mispred", "Pro", "Anti", "Error"],
+            ["Model", "Slice", "pairs", *TABLE7_COLUMNS.values()],
             table7,
             title="Disaggregate counterfactual measures, % (BBNLI-next Table 7)",
         ),
@@ -115,20 +120,6 @@ def format_wq_nli_expansion(summary: Mapping[str, Any]) -> str:
         lines.append(f"{len(repeats)} repeated rows kept, each its own pair (row=earlier row): {shown}{more}")
     lines.append(f"wrote {summary['files']['jsonl']} and {summary['files']['parquet']}")
     return "\n".join(lines)
-
-
-def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
-    """What ``nlibias expand occupations`` prints: premises and pairs per occupation."""
-    rows = [
-        [o["occupation"], o["dominant_gender"], o["premises"], o["pairs"]] for o in summary["by_occupation"]
-    ]
-    head = (
-        f"{summary['premises']} premises x {len(summary['hypothesis_templates'])} hypothesis templates "
-        f"-> {summary['pairs']} female/male pairs, {summary['samples']} samples "
-        f"(premises from {summary['premises_from']})"
-    )
-    table = render_table(["Occupation", "dominant", "premises", "pairs"], rows)
-    return f"{head}\n{table}\nwrote {summary['files']['jsonl']} and {summary['files']['parquet']}"
 
 
 def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:

@@ -64,25 +64,21 @@ def runs_not_paired(runs: ModelsByRun) -> list[str]:
 def correlation_rows(runs: ModelsByRun) -> list[dict[str, Any]]:
     """R², r and n for TP vs each of M1–M8 (over :func:`correlation_points`), then for every pair
     of NLI measures over the distinct NLI models."""
-    points = correlation_points(runs)
-    rows = []
-    for key in M_KEYS:
-        xs = [p["TP"] for p in points if p[key] is not None]
-        ys = [p[key] for p in points if p[key] is not None]
-        rows.append({"pair": f"TP vs. {key}", "a": "TP", "b": key, **r_and_r2(xs, ys)})
+
+    def fit(a: str, b: str, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        both = [(o[a], o[b]) for o in items if is_number(o.get(a)) and is_number(o.get(b))]
+        return {"pair": f"{a} vs. {b}", "a": a, "b": b} | r_and_r2([x for x, _ in both], [y for _, y in both])
+
     distinct = {
         (name, *(repr(o.get(k)) for k in M_KEYS)): o
         for _, models in runs
         for name, m in models.items()
         if "M1" in (o := overall_of(m))
     }
-    nli = list(distinct.values())
-    for a, b in itertools.combinations(M_KEYS, 2):
-        both = [(o[a], o[b]) for o in nli if is_number(o.get(a)) and is_number(o.get(b))]
-        rows.append(
-            {"pair": f"{a} vs. {b}", "a": a, "b": b, **r_and_r2([x for x, _ in both], [y for _, y in both])}
-        )
-    return rows
+    points, nli = correlation_points(runs), list(distinct.values())
+    return [fit("TP", key, points) for key in M_KEYS] + [
+        fit(a, b, nli) for a, b in itertools.combinations(M_KEYS, 2)
+    ]
 
 
 def correlation_table(runs: ModelsByRun) -> PaperTable | None:

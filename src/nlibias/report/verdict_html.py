@@ -9,7 +9,7 @@ from typing import Any
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, PRO, ModelVerdict, SliceReading, run_verdicts
 from nlibias.report.html_parts import escape, model_key
 from nlibias.report.paper_tables import measures_sentence
-from nlibias.report.verdict_block import column_title, headline_columns
+from nlibias.report.verdict_block import headline_columns, verdict_rows
 
 #: How many of the most biased slices each model's row shows.
 SLICES_SHOWN = 3
@@ -57,33 +57,25 @@ def _header(info: Any, glossary: Collection[str]) -> str:
 
 def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]) -> str:
     """A row per model (a card on a phone): verdict, headline measures, accuracy, most biased slices."""
-    columns = headline_columns(verdicts)
-    with_accuracy = any(v.accuracy is not None for v in verdicts)
-    accuracy = ["accuracy"] if with_accuracy else []
-    heads = ["model", "verdict", *(_header(info, glossary) for info in columns.values())]
-    heads += [*(measure_link(a, glossary=glossary) for a in accuracy), "most biased slices"]
-    labels = ["model", "verdict", *(column_title(info) for info in columns.values()), *accuracy]
+    labels, rows = verdict_rows(verdicts)
     labels.append("most biased slices")  # a phone's card lines
-    rows = []
-    for verdict in verdicts:
-        by_name = {r.measure: r for r in verdict.headline}
-        cells = [
-            model_key(verdict.model),
-            f'<span class="verdict {_verdict_class(verdict.verdict)}">{escape(verdict.verdict)}</span>',
-        ]
-        cells += [escape(by_name[name].formatted()) if name in by_name else "–" for name in columns]
-        if with_accuracy:
-            cells.append(escape(verdict.accuracy.formatted()) if verdict.accuracy is not None else "–")
+    heads = ["model", "verdict", *(_header(info, glossary) for info in headline_columns(verdicts).values())]
+    heads += [*(measure_link(a, glossary=glossary) for a in labels[len(heads) : -1]), labels[-1]]
+    body = []
+    for verdict, row in zip(verdicts, rows, strict=True):
         shown = verdict.biased_slices[:SLICES_SHOWN]
         more = verdict.biased_slice_count - len(shown)
         slices = "".join(_slice_text(s) for s in shown)
-        cells.append(
+        cells = [
+            model_key(verdict.model),
+            f'<span class="verdict {_verdict_class(verdict.verdict)}">{escape(verdict.verdict)}</span>',
+            *(escape(value) if value else "–" for value in row[2:]),
             f'<ul class="slices">{slices}</ul>'
             + (f'<span class="muted">and {more} more</span>' if more > 0 else "")
             if shown
-            else '<span class="muted">none excludes no bias</span>'
-        )
-        rows.append(
+            else '<span class="muted">none excludes no bias</span>',
+        ]
+        body.append(
             "<tr>"
             + "".join(
                 f'<td data-label="{escape(label)}"{" class=num" if 1 < i < len(cells) - 1 else ""}>{cell}</td>'
@@ -94,7 +86,7 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
     head = "".join(f"<th>{h}</th>" for h in heads)
     return (
         f'<div class="table-wrap"><table class="verdict"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
