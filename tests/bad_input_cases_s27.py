@@ -1025,9 +1025,6 @@ KNOWN = {
     "s27-comparable/python-score-bbq-answer-column-a-column-of-the-dataset": (
         "answer_column='ans1' (a field of BBQ itself, not a model's answer) is scored as the model's answers"
     ),
-    "s27-twice/python-augment-names-a-pair-and-its-reverse-clash": (
-        "names John->Mary and Mary->Peter are accepted: Mary swaps to John and to Peter (the command line refuses a name listed twice only in one column)"
-    ),
     "s27-twice/yaml-extend-filter-model-with-a-trailing-space": (
         "filter.models 'fake:a' and 'fake:a ' are accepted as two models: one model votes twice in the filter's policy"
     ),

@@ -192,7 +192,7 @@ def augment_gender_swap(
     check_split_applies(train, split)  # a file has no splits: read whole, whatever the split
     swaps = swap_list_named(word_list)
     if names is not None:
-        swaps = swaps.with_names(read_pairs(names, both_ways=True))
+        swaps = swaps.with_names(read_pairs(names, both_ways=True, names=True))
     data = train if isinstance(train, TrainingSet) else describe_training_set(train, split)
     out = Path(out_dir)
     _check_out(data.kind, data.location, out)
