@@ -1043,9 +1043,6 @@ KNOWN = {
     "s27-roles/yaml-extend-filter-model-a-causal-lm": (
         "a causal LM folder (LlamaForCausalLM) is accepted as a filter model (an NLI classifier's role) when the configuration is read"
     ),
-    "s27-roles/cli-export-lm-eval-model-a-classifier": (
-        "a sequence classifier as --model of export lm-eval is loaded as a language model; the load error does not name the role or --model"
-    ),
     "s27-outputs/cli-debias-out-is-the-model": (
         "--out naming the --model folder is not refused before the model loads; the load error does not name --out"
     ),
