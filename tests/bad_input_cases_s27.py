@@ -1043,9 +1043,6 @@ KNOWN = {
     "s27-roles/yaml-extend-filter-model-a-causal-lm": (
         "a causal LM folder (LlamaForCausalLM) is accepted as a filter model (an NLI classifier's role) when the configuration is read"
     ),
-    "s27-outputs/cli-debias-out-is-the-model": (
-        "--out naming the --model folder is not refused before the model loads; the load error does not name --out"
-    ),
     "s27-outputs/cli-expand-bbq-out-is-the-source": (
         "--out naming the source folder writes samples.jsonl into it; the next expand of that folder is refused (samples.jsonl read as a category file)"
     ),
@@ -1066,9 +1063,6 @@ KNOWN = {
     ),
     "s27-numbers/yaml-gate-max-detectable-zero": (
         "max_detectable: 0 is refused as 'this gate cannot see a change of 0 points; audit more samples', naming neither the rules file nor the field, and no audit could meet it"
-    ),
-    "s27-outputs/cli-augment-out-is-the-training-file": (
-        "--out naming the training file is refused as 'File exists', not naming --out nor saying a folder is wanted"
     ),
     "s27-damaged/cli-gate-rules-a-folder": (
         "--rules naming a folder is refused as 'rules file does not exist'"
