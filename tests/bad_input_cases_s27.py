@@ -1025,20 +1025,11 @@ KNOWN = {
     "s27-comparable/python-score-bbq-answer-column-a-column-of-the-dataset": (
         "answer_column='ans1' (a field of BBQ itself, not a model's answer) is scored as the model's answers"
     ),
-    "s27-twice/python-augment-names-a-pair-and-its-reverse-clash": (
-        "names John->Mary and Mary->Peter are accepted: Mary swaps to John and to Peter (the command line refuses a name listed twice only in one column)"
-    ),
     "s27-comparable/cli-report-compare-bbnli-and-bbq": (
         "a BBNLI run and a BBQ run are put side by side (only a footnote says they are not the same samples)"
     ),
     "s27-comparable/python-report-compare-bbnli-and-bbq": (
         "a BBNLI run and a BBQ run are put side by side (only a footnote says they are not the same samples)"
-    ),
-    "s27-roles/cli-export-lm-eval-model-a-classifier": (
-        "a sequence classifier as --model of export lm-eval is loaded as a language model; the load error does not name the role or --model"
-    ),
-    "s27-outputs/cli-debias-out-is-the-model": (
-        "--out naming the --model folder is not refused before the model loads; the load error does not name --out"
     ),
     "s27-outputs/cli-expand-bbq-out-is-the-source": (
         "--out naming the source folder writes samples.jsonl into it; the next expand of that folder is refused (samples.jsonl read as a category file)"
@@ -1054,9 +1045,6 @@ KNOWN = {
     ),
     "s27-numbers/yaml-gate-max-detectable-zero": (
         "max_detectable: 0 is refused as 'this gate cannot see a change of 0 points; audit more samples', naming neither the rules file nor the field, and no audit could meet it"
-    ),
-    "s27-outputs/cli-augment-out-is-the-training-file": (
-        "--out naming the training file is refused as 'File exists', not naming --out nor saying a folder is wanted"
     ),
     "s27-damaged/cli-gate-rules-a-folder": (
         "--rules naming a folder is refused as 'rules file does not exist'"

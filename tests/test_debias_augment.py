@@ -289,6 +289,16 @@ def test_out_over_the_inputs_directory_is_refused_before_writing(tmp_path: Path)
     assert augment_gender_swap(source, tmp_path / "aug", progress=False)["rows_read"] == len(ROWS)
 
 
+def test_out_naming_the_training_file_is_refused_asking_for_a_folder(tmp_path: Path) -> None:
+    source = write_rows(tmp_path / "train.jsonl", ROWS)
+    before = source.read_bytes()
+    result = runner.invoke(app, ["augment", "gender-swap", "--train", str(source), "--out", str(source)])
+    assert result.exit_code == 2 and source.read_bytes() == before
+    assert (
+        f"--out {source} is a file the command reads (option --train); --out takes a folder" in result.output
+    )
+
+
 def test_tsv_keeps_quotes_as_text_and_counts_fields_per_line(tmp_path: Path) -> None:
     path = tmp_path / "q.tsv"
     # SNLI/MNLI TSVs are not CSV-quoted: a premise may start with a quote, a quote may stay open

@@ -160,6 +160,22 @@ def test_names_swap_only_where_capitalised(tmp_path: Path) -> None:
     assert swapped("John met Mary; they will see a rose.", swapper) == "Mary met John; they will see a rose."
 
 
+def test_a_name_in_two_pairs_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    from nlibias.debias.wordlists import read_pairs
+
+    # "Mary" would swap to "John" and to "Peter": either column counts
+    names = tmp_path / "names.tsv"
+    for text in ("John\tMary\nMary\tPeter\n", "John\tMary\nPeter\tMary\n"):
+        names.write_text(text)
+        with pytest.raises(
+            SourceError, match=r"names\.tsv:2: the name 'mary' is in two pairs \(lines 1 and 2\)"
+        ):
+            read_pairs(names, both_ways=True, names=True)
+    # a word list keeps its many-to-one entries ("him" and "his" both become "her")
+    names.write_text("him\ther\nhis\ther\n")
+    assert read_pairs(names, both_ways=True)["his"] == "her"
+
+
 def test_user_list_both_ways_and_errors(tmp_path: Path) -> None:
     good = tmp_path / "mine.tsv"
     good.write_text("# my list\nking\tqueen\nher\this\n")

@@ -219,6 +219,17 @@ def test_export_refuses_a_server_model(bbnli_run: Path, tmp_path: Path) -> None:
     assert caught.value.parameter == "model"
 
 
+def test_export_refuses_a_classifier_before_it_loads(bbnli_run: Path, tmp_path: Path) -> None:
+    from nlibias.integrations.lm_eval import export_lm_eval
+
+    folder = tmp_path / "nli"  # no weights: the role is read from config.json, nothing loads
+    folder.mkdir()
+    (folder / "config.json").write_text('{"architectures": ["RobertaForSequenceClassification"]}')
+    with pytest.raises(ConfigError, match="is an NLI classifier \\(name a causal LM") as caught:
+        export_lm_eval(bbnli_run, tmp_path / "task", model=str(folder))
+    assert caught.value.parameter == "model"
+
+
 # --- the real lm_eval, then nlibias score --------------------------------------------------------
 
 

@@ -152,6 +152,8 @@ def test_finetune_and_debias_out_may_not_hold_their_inputs(tmp_path: Path) -> No
     augmented.write_bytes(train.read_bytes())
     _refused([*debias, "--train", str(augmented)], augmented, "--out", "--train")
     _refused([*debias, "--train", str(train), "--eval", str(augmented)], augmented, "--out", "--eval")
+    into_model = ["debias", "--model", str(model), "--train", str(train), "--out", str(model)]
+    assert f"--out {model} is the folder of option --model" in _refused(into_model, model / "config.json")
 
 
 def test_python_routes_refuse_the_same_outputs(tmp_path: Path) -> None:

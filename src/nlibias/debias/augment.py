@@ -36,6 +36,7 @@ from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_trai
 from nlibias.debias.wordlists import read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
+from nlibias.io.overwrites import refuse_overwrites
 from nlibias.runtime.progress import progress_bar
 from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import declared
@@ -192,10 +193,12 @@ def augment_gender_swap(
     check_split_applies(train, split)  # a file has no splits: read whole, whatever the split
     swaps = swap_list_named(word_list)
     if names is not None:
-        swaps = swaps.with_names(read_pairs(names, both_ways=True))
+        swaps = swaps.with_names(read_pairs(names, both_ways=True, names=True))
     data = train if isinstance(train, TrainingSet) else describe_training_set(train, split)
     out = Path(out_dir)
     _check_out(data.kind, data.location, out)
+    inputs = {"train": None if data.kind == "hub" else data.location, "names": names}
+    refuse_overwrites({"out_dir": [out / TRAIN_FILE, out / SUMMARY_FILE]}, inputs)
     run = _Augmentation(data, split, Swapper(swaps), select, match, progress)
     resolver = None
     if her == "lm":

@@ -137,10 +137,11 @@ def paper_map() -> SwapList:
     return SwapList("paper", dict(_PAPER_MAP), note=note)
 
 
-def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
+def read_pairs(path: str | Path, *, both_ways: bool, names: bool = False) -> dict[str, str]:
     """A user's ``word<TAB>counterpart`` file through the text door; ``both_ways`` adds each reverse
     unless that word has its own entry. A word listed twice, an entry with a zero-width character
-    inside, or no pair at all is refused."""
+    inside, or no pair at all is refused; of ``names`` (a name swaps with one other), also a name
+    in two pairs, in either column."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -151,10 +152,17 @@ def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
     text = enter_text(decoded, str(path), lines=True, stacklevel=3)
     mapping: dict[str, str] = {}
     lines: dict[str, int] = {}
+    paired: dict[str, int] = {}  # each name of a names file, with the line of its pair
     for word, counterpart, line_number in _pairs_file(text, str(path)):
         if word in lines:
             raise SourceError(path, None, f"{word!r} is listed twice (line {lines[word]})", line=line_number)
         mapping[word], lines[word] = counterpart, line_number
+        for name in (word, counterpart) if names else ():
+            if paired.setdefault(name, line_number) != line_number:
+                raise SourceError(
+                    path, None, f"the name {name!r} is in two pairs (lines {paired[name]} and {line_number}): "
+                    "it would swap with two names", line=line_number, fix="give each name one partner",
+                )  # fmt: skip
     if not mapping:
         raise SourceError(
             path, None, "no word pairs (the file is empty or holds only comments)",

@@ -83,8 +83,10 @@ def use_offline_token_count(mode: str | None = None) -> str:
 def local_causal_lm(spec: str, **options: Any) -> Any:
     """The backend of a local causal LM spec (``smollm2``, ``hf:PATH``, a directory) built with
     ``options``; a server or another kind of model is refused."""
+    ref = ModelRef.unread(spec)  # another kind of model is refused before it loads
+    ref.check_role("generative", parameter="model", fix="name a causal LM: smollm2, hf:PATH or a directory")
     # a server is refused as not a local causal LM, not for an option it does not take
-    backend = None if ModelRef.unread(spec).is_server else build_backend(spec, **options)
+    backend = None if ref.is_server else build_backend(spec, **options)
     if not isinstance(backend, HFCausalLM):
         raise ConfigError(
             f"model {spec!r} is not a local causal LM (smollm2, hf:PATH or a directory)", parameter="model"
