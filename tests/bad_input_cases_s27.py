@@ -1010,15 +1010,6 @@ def _plugin_cases(case: Add) -> None:
 
 
 KNOWN = {
-    "s27-outputs/cli-score-bbq-out-holds-the-answers-file-as-predictions": (
-        "the answers file --predictions o/predictions.jsonl is overwritten by the score's own predictions.jsonl (--out o), exit 0: the input is lost"
-    ),
-    "s27-twice/cli-expand-bbq-one-category-in-two-files": (
-        "the same examples in two files of the source are all expanded (16 samples from 8 examples): every count and score weighs them twice"
-    ),
-    "s27-twice/python-expand-bbq-one-category-in-two-files": (
-        "the same examples in two files of the source are all expanded (16 samples from 8 examples): every count and score weighs them twice"
-    ),
     "s27-comparable/cli-score-bbq-answer-column-a-column-of-the-dataset": (
         "--answer-column ans0 (a field of BBQ itself, not a model's answer) is scored as the model's answers"
     ),
