@@ -483,10 +483,15 @@ def _twice_cases(case: Add) -> None:
             "--name",
         ),
     )
-    case(
-        "s27-twice/cli-score-answer-column-twice",
-        lambda d, base: ([*_bbq_score(d, "--bootstrap", "0"), "--answer-column", "ans1"], "--answer-column"),
-    )
+
+    def score_answer_column_twice(d: Path, base: Base) -> tuple[list[str], str]:
+        args = _bbq_score(d, "--bootstrap", "0")  # ans1 is refused as BBQ's own field: answers in uqa2
+        _write_jsonl(
+            d / "answers.jsonl", [{**row, "uqa": row["ans0"], "uqa2": row["ans1"]} for row in _bbq_rows()]
+        )
+        return [*args, "--answer-column", "uqa2"], "--answer-column"
+
+    case("s27-twice/cli-score-answer-column-twice", score_answer_column_twice)
     case(
         "s27-twice/cli-report-compare-a-run-twice-among-three",
         lambda d, base: (
@@ -1010,12 +1015,6 @@ def _plugin_cases(case: Add) -> None:
 
 
 KNOWN = {
-    "s27-comparable/cli-score-bbq-answer-column-a-column-of-the-dataset": (
-        "--answer-column ans0 (a field of BBQ itself, not a model's answer) is scored as the model's answers"
-    ),
-    "s27-comparable/python-score-bbq-answer-column-a-column-of-the-dataset": (
-        "answer_column='ans1' (a field of BBQ itself, not a model's answer) is scored as the model's answers"
-    ),
     "s27-twice/cli-gate-margin-twice": (
         "a single-valued option given twice: the last value is used without a word (typer's default) (--margin 1 --margin 30 gates with 30)"
     ),
@@ -1026,7 +1025,7 @@ KNOWN = {
         "a single-valued option given twice: the last value is used without a word (typer's default) (--name a/b --name c/d)"
     ),
     "s27-twice/cli-score-answer-column-twice": (
-        "a single-valued option given twice: the last value is used without a word (typer's default) (--answer-column uqa --answer-column ans1 scores ans1)"
+        "a single-valued option given twice: the last value is used without a word (typer's default) (--answer-column uqa --answer-column uqa2 scores uqa2)"
     ),
     "s27-twice/python-augment-names-a-pair-and-its-reverse-clash": (
         "names John->Mary and Mary->Peter are accepted: Mary swaps to John and to Peter (the command line refuses a name listed twice only in one column)"

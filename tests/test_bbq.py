@@ -360,6 +360,15 @@ def test_an_answers_file_in_out_dir_is_not_overwritten(age_dir: Path, tmp_path: 
     assert path.read_bytes() == kept
 
 
+def test_a_field_of_bbq_is_refused_as_the_answer_column(age_dir: Path, tmp_path: Path) -> None:
+    samples = nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "run")
+    path = write_rows(tmp_path / "p.jsonl", results_rows("uqa", ["x"] * 4))
+    reason = r"answer_column 'ans0' is a field of BBQ's examples, not a model's answers \(the line's other columns: uqa\)"
+    with pytest.raises(SourceError, match=reason) as caught:
+        nlibias.score(samples, path, answer_column="ans0", bootstrap=0)
+    assert (caught.value.line, caught.value.parameter) == (1, "answer_column")
+
+
 def test_ids_repeating_across_categories_are_told_apart_in_one_file_or_several(tmp_path: Path) -> None:
     religion = [
         {**row, "category": "Religion", "answer_info": {**ANSWER_INFO, "ans0": ["Muslim", "Muslim"], "ans1": ["Christian", "Christian"]},

@@ -349,12 +349,16 @@ def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dic
                 line=line,
                 fix="score the answers against the samples they were made for (nlibias expand bbq)",
             )
-        if column not in raw:
+        if column not in raw or column in BBQRow.model_fields:
             others = sorted(set(raw) - set(BBQRow.model_fields))
-            reason = (
-                f"no answer column {column!r} on this line (its other columns: {', '.join(others) or 'none'})"
+            own = column in BBQRow.model_fields
+            what = (
+                "{answer_column} %r is a field of BBQ's examples, not a model's answers"
+                if own
+                else "no answer column %r on this line"
             )
-            raise SourceError(path, column, reason, line=line)
+            reason = f"{what % column} (the line's other columns: {', '.join(others) or 'none'})"
+            raise SourceError(path, column, reason, line=line, parameter="answer_column" if own else None)
         answer = raw[column]
         if not isinstance(answer, str):
             raise SourceError(path, column, f"{answer!r} is not an answer string", line=line)
