@@ -1054,12 +1054,6 @@ KNOWN = {
     "s27-outputs/cli-debias-out-is-the-model": (
         "--out naming the --model folder is not refused before the model loads; the load error does not name --out"
     ),
-    "s27-outputs/cli-expand-bbq-out-is-the-source": (
-        "--out naming the source folder writes samples.jsonl into it; the next expand of that folder is refused (samples.jsonl read as a category file)"
-    ),
-    "s27-outputs/python-expand-bbq-out-is-the-source": (
-        "out_dir naming the source folder writes samples.jsonl into it; the next expand of that folder is refused (samples.jsonl read as a category file)"
-    ),
     "s27-damaged/cli-validate-status-judgements-a-folder": (
         "validation/judgements.csv being a folder is ignored: status reports every hypothesis pending"
     ),

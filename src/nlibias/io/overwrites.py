@@ -115,3 +115,25 @@ def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files])
                 parameter=name,
                 names=(other,),
             )
+
+
+def refuse_writing_into(name: str, out_dir: str | Path, inputs: Mapping[str, Files]) -> None:
+    """Refuse an output folder (parameter ``name``) that is, or lies inside, a folder of ``inputs``:
+    what it writes there would be read as that input's files next time.
+
+    >>> refuse_writing_into("out_dir", "/tmp/x", {"source": "/"})
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: out_dir /tmp/x lies inside the folder / of parameter source: the files written there would be read as its own next time; name a folder outside it in out_dir
+    """
+    out = Path(out_dir).expanduser().resolve()
+    for other, files in inputs.items():
+        named = [Path(files)] if isinstance(files, str | Path) else [Path(path) for path in files or ()]
+        for folder in (path.expanduser().resolve() for path in named if path.is_dir()):
+            if folder == out or folder in out.parents:
+                where = "is the folder" if folder == out else f"lies inside the folder {folder}"
+                raise ConfigError(
+                    f"{{{name}}} {out_dir} {where} of {{parameter {other}}}: the files "
+                    f"written there would be read as its own next time; name a folder outside it in {{{name}}}",
+                    parameter=name,
+                    names=(other,),
+                )
