@@ -1060,12 +1060,6 @@ KNOWN = {
     "s27-nothing/yaml-extend-stopwords-without-derive": (
         "templates.stopwords without templates.derive (nothing derived) is accepted"
     ),
-    "s27-numbers/python-explain-threshold-zero-flags-nothing": (
-        "threshold=0 is accepted: no grounded share is below 0, so no explanation can be flagged"
-    ),
-    "s27-numbers/cli-explain-threshold-zero-flags-nothing": (
-        "--threshold 0 is accepted: no grounded share is below 0, so no explanation can be flagged"
-    ),
     "s27-numbers/yaml-gate-max-detectable-zero": (
         "max_detectable: 0 is refused as 'this gate cannot see a change of 0 points; audit more samples', naming neither the rules file nor the field, and no audit could meet it"
     ),
