@@ -1039,12 +1039,6 @@ KNOWN = {
     "s27-nothing/python-validation-status-exclude-an-unknown-annotator": (
         "exclude='anna' (no annotator of that name; 'ana' judged) is accepted: ana's judgements still decide"
     ),
-    "s27-comparable/cli-report-compare-bbnli-and-bbq": (
-        "a BBNLI run and a BBQ run are put side by side (only a footnote says they are not the same samples)"
-    ),
-    "s27-comparable/python-report-compare-bbnli-and-bbq": (
-        "a BBNLI run and a BBQ run are put side by side (only a footnote says they are not the same samples)"
-    ),
     "s27-roles/yaml-extend-filter-model-a-causal-lm": (
         "a causal LM folder (LlamaForCausalLM) is accepted as a filter model (an NLI classifier's role) when the configuration is read"
     ),
