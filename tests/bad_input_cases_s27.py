@@ -1054,9 +1054,6 @@ KNOWN = {
     "s27-nothing/yaml-extend-stopwords-without-derive": (
         "templates.stopwords without templates.derive (nothing derived) is accepted"
     ),
-    "s27-numbers/yaml-gate-max-detectable-zero": (
-        "max_detectable: 0 is refused as 'this gate cannot see a change of 0 points; audit more samples', naming neither the rules file nor the field, and no audit could meet it"
-    ),
     "s27-outputs/cli-augment-out-is-the-training-file": (
         "--out naming the training file is refused as 'File exists', not naming --out nor saying a folder is wanted"
     ),

@@ -35,6 +35,7 @@ runner = CliRunner()
             "finite",
         ),
         ("max_detectable: -2\n", "max_detectable", "greater than or equal to 0"),
+        ("max_detectable: 0\n", "max_detectable", "no audit can detect a change of 0"),  # none could meet it
     ],
 )
 def test_rules_that_make_a_decision_impossible_are_refused_with_the_line(
