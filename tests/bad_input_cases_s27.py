@@ -1057,9 +1057,6 @@ KNOWN = {
     "s27-outputs/cli-augment-out-is-the-training-file": (
         "--out naming the training file is refused as 'File exists', not naming --out nor saying a folder is wanted"
     ),
-    "s27-damaged/cli-gate-rules-a-folder": (
-        "--rules naming a folder is refused as 'rules file does not exist'"
-    ),
     "s27-plugins/cli-expand-one-sample-id-twice": (
         "a plug-in's samples with one id twice are written (exit 0); only the audit of that file refuses them, without naming the plug-in"
     ),

@@ -241,6 +241,9 @@ def _rule_keys(loc: Sequence[Any]) -> list[str]:
 def load_rules(path: str | Path, context: Mapping[str, Any] = GATE) -> GateRules:
     """Read and check a rules file (SourceError naming the file and line)."""
     path = Path(path)
+    if path.is_dir():
+        reason = "{rules} names a folder, not a rules file"
+        raise SourceError(path, None, reason, fix="name the rules' YAML file", parameter="rules")
     if not path.is_file():
         raise SourceError(path, None, "rules file does not exist")
     return parse_rules(decode_utf8(path, path.read_bytes()), path, context)
