@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import nlibias
 from nlibias.benchmarks.bbq import expand_bbq, read_answer
-from nlibias.errors import SourceError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.metrics.bbq import BBQExamples, bbq_measures, example_counts, slice_metrics
 
 ANSWER_INFO = {
@@ -129,6 +129,15 @@ def test_an_example_without_exactly_one_target_or_a_bad_field_is_refused_with_fi
     assert field in (caught.value.field or "")
     if "match" in reason:
         assert "example_id 1 (Age)" in caught.value.reason
+
+
+def test_an_example_in_two_files_of_the_source_is_refused_naming_both(age_dir: Path, tmp_path: Path) -> None:
+    first = age_dir / "data" / "Age.jsonl"
+    copy = write_rows(age_dir / "data" / "More_age.jsonl", TEMPLATE[2:])
+    reason = rf"example_id 2 \(Age\) repeats {first}:3: each example would count twice"
+    with pytest.raises(SourceError, match=reason) as caught:
+        expand_bbq(age_dir)
+    assert (caught.value.path, caught.value.line) == (str(copy), 1)
 
 
 def test_a_missing_field_is_refused_with_file_and_line(tmp_path: Path) -> None:
@@ -338,6 +347,26 @@ def test_a_missing_answer_column_is_refused_naming_the_columns_there(age_dir: Pa
     with pytest.raises(SourceError, match=r"no answer column 'uqa_race' .*uqa_arc") as caught:
         nlibias.score(samples, path, answer_column="uqa_race", bootstrap=0)
     assert caught.value.line == 1
+
+
+def test_an_answers_file_in_out_dir_is_not_overwritten(age_dir: Path, tmp_path: Path) -> None:
+    samples = nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "run")
+    path = write_rows(tmp_path / "o" / "predictions.jsonl", results_rows("uqa", ["The grandson"] * 4))
+    kept = path.read_bytes()
+    with pytest.raises(
+        ConfigError, match=r"predictions.jsonl is a file the command reads \(parameter predictions\)"
+    ):
+        nlibias.score(samples, path, answer_column="uqa", bootstrap=0, out_dir=tmp_path / "o")
+    assert path.read_bytes() == kept
+
+
+def test_a_field_of_bbq_is_refused_as_the_answer_column(age_dir: Path, tmp_path: Path) -> None:
+    samples = nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "run")
+    path = write_rows(tmp_path / "p.jsonl", results_rows("uqa", ["x"] * 4))
+    reason = r"answer_column 'ans0' is a field of BBQ's examples, not a model's answers \(the line's other columns: uqa\)"
+    with pytest.raises(SourceError, match=reason) as caught:
+        nlibias.score(samples, path, answer_column="ans0", bootstrap=0)
+    assert (caught.value.line, caught.value.parameter) == (1, "answer_column")
 
 
 def test_ids_repeating_across_categories_are_told_apart_in_one_file_or_several(tmp_path: Path) -> None:

@@ -57,6 +57,7 @@ def predictions(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     [
         ({"threshold": "0.5"}, "threshold", "got str '0.5'"),
         ({"threshold": math.inf}, "threshold", "between 0 and 1"),
+        ({"threshold": 0.0}, "threshold", "not 0 (no share falls below 0)"),  # it would flag nothing
         ({"bootstrap": True}, "bootstrap", "got bool True"),
         ({"lm_judge": 5}, "lm_judge", "got int 5"),  # was an AttributeError
         ({"samples": 123}, "samples", "got int 123"),  # was a bare TypeError

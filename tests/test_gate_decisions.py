@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import nlibias
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError, DataError, SourceError
-from nlibias.jobs.gate_rules import GateRules, parse_rules
+from nlibias.jobs.gate_rules import GateRules, load_rules, parse_rules
 
 runner = CliRunner()
 
@@ -35,6 +35,7 @@ runner = CliRunner()
             "finite",
         ),
         ("max_detectable: -2\n", "max_detectable", "greater than or equal to 0"),
+        ("max_detectable: 0\n", "max_detectable", "no audit can detect a change of 0"),  # none could meet it
     ],
 )
 def test_rules_that_make_a_decision_impossible_are_refused_with_the_line(
@@ -44,6 +45,12 @@ def test_rules_that_make_a_decision_impossible_are_refused_with_the_line(
         parse_rules(text, "gate.yaml")
     message = str(caught.value)
     assert field in message and said in message and f"gate.yaml:{text.count(chr(10))}" in message
+
+
+def test_a_rules_folder_is_refused_as_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="rules names a folder, not a rules file") as caught:
+        load_rules(tmp_path)
+    assert caught.value.parameter == "rules"
 
 
 def test_a_slicing_listed_twice_is_tested_once() -> None:

@@ -135,6 +135,18 @@ def test_expand_out_may_not_hold_its_source(tmp_path: Path) -> None:
     _refused([*expand, "--source", joined], premises, "--out", "--source")
 
 
+def test_expand_out_may_not_be_or_lie_inside_its_source_folder(tmp_path: Path) -> None:
+    source = tmp_path / "src"  # refused before it is read: what expand would write would be read next
+    (source / "data").mkdir(parents=True)
+    kept = source / "data" / "ages.jsonl"
+    kept.write_text("x\n")
+    expand = ["expand", "bbq", "--source", str(source), "--out"]
+    assert "is the folder of option --source" in _refused([*expand, str(source)], kept, "--out")
+    inside = _refused([*expand, str(source / "data" / "run")], kept, "--out")
+    assert f"lies inside the folder {source} of option --source" in inside
+    assert not (source / "data" / "run").exists()
+
+
 def test_finetune_and_debias_out_may_not_hold_their_inputs(tmp_path: Path) -> None:
     """Refused before the model loads: a folder with a config.json stands for the model."""
     model = tmp_path / "model"

@@ -1,6 +1,7 @@
 """``report --compare`` compares runs, not spellings: one run, or one run named twice (``./a``,
 ``a/``, a symlink, its metrics.json), is refused; a copy of a run is another run; runs over the
-same samples in another order are paired as runs over the same samples are."""
+same samples in another order are paired as runs over the same samples are; runs of two
+benchmarks are refused."""
 
 from __future__ import annotations
 
@@ -56,3 +57,16 @@ def test_the_same_samples_in_another_order_are_paired(run: Path) -> None:
         "Paired test (reordered · rules" in done.output and "Interval overlap (reordered" not in done.output
     )
     assert "Δ +0.00 [0.00, 0.00]" in done.output
+
+
+def test_runs_of_two_benchmarks_are_refused_naming_both(run: Path) -> None:
+    from dataclasses import replace
+
+    from nlibias.errors import DataError
+    from nlibias.report.compare import compare
+    from nlibias.report.load import load_run
+
+    bbnli = load_run(run)
+    bbq = replace(bbnli, path=run.parent / "bbq", label="bbq", metrics={**bbnli.metrics, "source": "bbq"})
+    with pytest.raises(DataError, match=f"run {run} is of benchmark 'bbnli' and run {bbq.path} of 'bbq'"):
+        compare([bbnli, bbq])

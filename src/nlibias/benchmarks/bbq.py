@@ -93,10 +93,14 @@ class BBQRow(BaseModel):
         return self.answer_info[f"ans{k}"]  # type: ignore[index]
 
 
-def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
+def read_bbq_rows(
+    path: Path, seen: dict[tuple[str, int], tuple[Path, int]] | None = None
+) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
     """Each line of a BBQ JSONL file (data or results) as (line, raw object, checked row); a line
-    that is no example, a repeated example id or a file without one is refused."""
-    seen: dict[tuple[str, int], int] = {}
+    that is no example, an example id repeated (here or in ``seen``'s earlier files) or a file
+    without one is refused."""
+    seen = {} if seen is None else seen
+    read = 0
     for line, text in enumerate(stream_lines(path), start=1):
         if not text.strip():
             continue
@@ -108,15 +112,18 @@ def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
             raise SourceError(path, "answer_info", "expected the entries ans0, ans1 and ans2", line=line)
         key = (row.category, row.example_id)
         if key in seen:
+            first, at = seen[key]
             raise SourceError(
                 path,
                 "example_id",
-                f"example_id {row.example_id} ({row.category}) repeats line {seen[key]}",
+                f"example_id {row.example_id} ({row.category}) repeats "
+                + (f"line {at}" if first == path else f"{first}:{at}: each example would count twice"),
                 line=line,
+                fix=None if first == path else "keep each example in one file of the source",
             )
-        seen[key] = line
+        seen[key], read = (path, line), read + 1
         yield line, raw, row
-    if not seen:
+    if not read:
         raise SourceError(path, None, "no BBQ examples in the file")
 
 
@@ -273,7 +280,8 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
         remedy = "restore the pinned file, or rename yours to read it as your own data"
         verify_files(BBQ_DATA, copies, remedy=remedy)
     names = proper_names(root)
-    samples = tuple(sample for file in files for sample in read_bbq_file(file, names))
+    seen: dict[tuple[str, int], tuple[Path, int]] = {}
+    samples = tuple(sample for file in files for sample in read_bbq_file(file, names, seen))
     present = {f.stem for f in files}
     return BBQExpansion(
         samples=samples,
@@ -283,10 +291,12 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
     )
 
 
-def read_bbq_file(path: Path, names: Iterable[str] = ()) -> Iterator[Sample]:
-    """The samples of one category file."""
+def read_bbq_file(
+    path: Path, names: Iterable[str] = (), seen: dict[tuple[str, int], tuple[Path, int]] | None = None
+) -> Iterator[Sample]:
+    """The samples of one category file (``seen``: the examples of the files read before)."""
     known = frozenset(names)
-    for line, _, row in read_bbq_rows(path):
+    for line, _, row in read_bbq_rows(path, seen):
         yield to_sample(path, line, row, known)
 
 
@@ -339,12 +349,16 @@ def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dic
                 line=line,
                 fix="score the answers against the samples they were made for (nlibias expand bbq)",
             )
-        if column not in raw:
+        if column not in raw or column in BBQRow.model_fields:
             others = sorted(set(raw) - set(BBQRow.model_fields))
-            reason = (
-                f"no answer column {column!r} on this line (its other columns: {', '.join(others) or 'none'})"
+            own = column in BBQRow.model_fields
+            what = (
+                "{answer_column} %r is a field of BBQ's examples, not a model's answers"
+                if own
+                else "no answer column %r on this line"
             )
-            raise SourceError(path, column, reason, line=line)
+            reason = f"{what % column} (the line's other columns: {', '.join(others) or 'none'})"
+            raise SourceError(path, column, reason, line=line, parameter="answer_column" if own else None)
         answer = raw[column]
         if not isinstance(answer, str):
             raise SourceError(path, column, f"{answer!r} is not an answer string", line=line)

@@ -20,7 +20,7 @@ from nlibias.benchmarks.data_locations import data_checks, modified_data_warning
 from nlibias.catalog.registry import described, get_benchmark
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
-from nlibias.io.overwrites import refuse_overwrites
+from nlibias.io.overwrites import refuse_overwrites, refuse_writing_into
 from nlibias.io.samples import (
     SAMPLES_JSONL,
     SAMPLES_PARQUET,
@@ -54,6 +54,7 @@ def expand_to_dir(
     use pinned data that differs from its pins, warned and recorded (None: the environment's)."""
     written = [Path(out_dir) / name for name in (SAMPLES_JSONL, SAMPLES_PARQUET, SUMMARY_JSON)]
     refuse_overwrites({"out_dir": written}, {"source": _source_files(source)})
+    refuse_writing_into("out_dir", out_dir, {"source": _source_files(source)})
     with data_checks(allow_modified_data) as modified:
         expansion = get_benchmark(benchmark).expand_source(source, **options)
     if not expansion.samples:

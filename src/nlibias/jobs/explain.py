@@ -32,7 +32,7 @@ from nlibias.runtime.build import build_predictors, check_label_map_applies, clo
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import CacheOption, ModelOptions, cache_file, open_cache
 from nlibias.schema.applies import AppliesTo
-from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, Share, declared
+from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, ShareAbove0, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
 from nlibias.schema.model_ref import ModelRef
 from nlibias.validation.agreement import cohen_kappa
@@ -78,7 +78,7 @@ def run_explain(
     run_dir: PathArg,
     judges: Name | NLIClassifier | Sequence[Name | NLIClassifier],
     *,
-    threshold: Share | None = None,
+    threshold: ShareAbove0 | None = None,
     samples: PathArg | None = None,
     lm_judge: Name | GenerativeBackend | None = None,
     lm_judge_max_new_tokens: Annotated[PositiveInt, LM_JUDGE_APPLIES] = LM_JUDGE_MAX_NEW_TOKENS,

@@ -40,6 +40,18 @@ Points = Annotated[
     float, Field(strict=True, ge=0.0, allow_inf_nan=False), Allowed("a finite number of 0 or more points")
 ]
 """A margin or limit in a measure's points (an infinite one would let any candidate pass)."""
+
+
+def _detectable(points: float) -> float:
+    if points == 0:
+        raise ValueError(
+            "0 points: no audit can detect a change of 0; give the largest change (above 0) a check may miss"
+        )
+    return points
+
+
+Detectable = Annotated[Points, AfterValidator(_detectable)]
+"""The largest change a check may miss (above 0: no audit could meet 0)."""
 Resamples = Annotated[PositiveInt, Field(strict=True)]
 Confidence = Annotated[OpenUnit, Field(strict=True)]
 
@@ -62,7 +74,7 @@ class MeasureRule(BaseModel):
 
     margin: Points | None = None
     """Points the measure may move away from "no bias" before the change counts."""
-    max_detectable: Points | None = None
+    max_detectable: Detectable | None = None
     """Overrides the file's ``max_detectable`` for this measure."""
     max_abs: Points | None = None
     """Largest distance from "no bias" for the candidate's own value (its whole interval beyond fails)."""
@@ -81,7 +93,7 @@ class GateRules(BaseModel):
     bootstrap: Resamples = 1000
     seed: Annotated[Seed, Field(strict=True)] = 0
     margin: Points = 0.0
-    max_detectable: Points | None = None
+    max_detectable: Detectable | None = None
     """The largest change (points) a check may miss: one that cannot detect it with 80 % power is refused."""
     worse: Worse = AWAY_FROM_NEUTRAL
     slices: Slices = Field(default_factory=lambda: list(DEFAULT_SLICES))
@@ -229,6 +241,9 @@ def _rule_keys(loc: Sequence[Any]) -> list[str]:
 def load_rules(path: str | Path, context: Mapping[str, Any] = GATE) -> GateRules:
     """Read and check a rules file (SourceError naming the file and line)."""
     path = Path(path)
+    if path.is_dir():
+        reason = "{rules} names a folder, not a rules file"
+        raise SourceError(path, None, reason, fix="name the rules' YAML file", parameter="rules")
     if not path.is_file():
         raise SourceError(path, None, "rules file does not exist")
     return parse_rules(decode_utf8(path, path.read_bytes()), path, context)

@@ -41,12 +41,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def refuse_run_overwrites(out_dir: str | Path | None, cache: CacheOption = None, **inputs: object) -> None:
+def refuse_run_overwrites(
+    out_dir: str | Path | None, cache: CacheOption = None, *, rescoring: bool = True, **inputs: object
+) -> None:
     """Refuse an ``out_dir`` whose files, or a ``cache`` that, are one of the files the run reads
-    (``inputs``, by parameter) or writes; rescoring a run in place is no clash (its predictions are
-    read first)."""
+    (``inputs``, by parameter) or writes; ``rescoring`` a run in place is no clash (its predictions
+    are read first), but writing over another kind of file (an answers file) is."""
     written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)] if out_dir is not None else []
-    in_place = file_identity(Path(out_dir) / PREDICTIONS_JSONL) if out_dir is not None else None
+    in_place = file_identity(Path(out_dir) / PREDICTIONS_JSONL) if out_dir is not None and rescoring else None
     files: dict[str, list[Path]] = {}
     for name, given in inputs.items():
         items = given if isinstance(given, list | tuple) else [given]

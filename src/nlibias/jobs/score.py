@@ -97,7 +97,7 @@ def run_score(
     """Score ``predictions`` (JSONL, an lm-eval or Inspect log, a glob, or several) as an audit would,
     writing ``out_dir`` when given; ``answer_column``: the files hold answer strings there (BBQ)."""
     paths = expand_predictions(predictions)
-    refuse_run_overwrites(out_dir, samples=samples, predictions=paths)
+    refuse_run_overwrites(out_dir, samples=samples, predictions=paths, rescoring=answer_column is None)
     checked = read_benchmark_samples(samples)
     _refuse_other_samples(checked, paths)
     with ExitStack() as stack:

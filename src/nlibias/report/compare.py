@@ -98,6 +98,7 @@ def compare(
         if label == items[0][1]:
             in_first.setdefault(model, j)
     references = [in_first.get(model, 0) if several_runs else 0 for _, model, _, _ in columns]
+    _refuse_other_benchmarks([run for run, _, _ in items if run is not None])
     _refuse_scored_differently([(model, run) for _, model, _, run in columns], references)
     if measures is None:
         found = list(dict.fromkeys(m for c in columns for m in numeric_measures(overall_of(c[2]))))
@@ -119,6 +120,17 @@ def compare(
         "reference" if r == i else "paired" if i in paired else "overlap" for i, r in enumerate(references)
     ]
     return Comparison(columns=names, references=references, rows=rows, tests=tests)
+
+
+def _refuse_other_benchmarks(runs: Sequence[Run]) -> None:
+    """Refuse runs of different benchmarks side by side (other samples, other measures' meaning)."""
+    for run in runs[1:]:
+        if run.source != runs[0].source:
+            raise DataError(
+                f"run {runs[0].path} is of benchmark {runs[0].source!r} and run {run.path} of "
+                f"{run.source!r}: side by side, one's measures would read as a change from the other's",
+                fix="compare runs of one benchmark (report each of the others on its own)",
+            )
 
 
 def _refuse_scored_differently(columns: Sequence[tuple[str, Run | None]], references: Sequence[int]) -> None:

@@ -335,10 +335,12 @@ def render_report(
     plots: bool = True,
     examples_per_category: int = 2,
 ) -> Report:
-    """Render the report of ``runs``; ``compare_runs`` defaults to True for several runs or models."""
+    """Render the report of ``runs``; ``compare_runs`` defaults to True for several runs or models
+    of one benchmark."""
     figs = _Figures(plots)
     if compare_runs is None:
-        compare_runs = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
+        several = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
+        compare_runs = several and len({r.source for r in runs}) == 1
     comparison = compare(runs) if compare_runs else None
     glossary = glossary_names(runs)
 

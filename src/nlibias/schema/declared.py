@@ -44,6 +44,10 @@ NonNegativeFloat = Annotated[float, Ge(0), _FINITE]
 PositiveFloat = Annotated[float, Gt(0), _FINITE]
 Share = Annotated[float, Ge(0), Le(1), Allowed("a share between 0 and 1")]
 """A share from 0 to 1 (a threshold on a share)."""
+ShareAbove0 = Annotated[
+    float, Gt(0), Le(1), Allowed("a share between 0 and 1, not 0 (no share falls below 0)")
+]
+"""A share a share falls below to be flagged: above 0 (0 would flag nothing), at most 1."""
 OpenUnit = Annotated[float, Gt(0), Lt(1)]
 """Strictly between 0 and 1 (a confidence level)."""
 PositiveInt = Annotated[int, Ge(1)]
