@@ -224,3 +224,15 @@ def test_validate_status_prints_tables_and_json(tmp_path: Path) -> None:
     as_json = runner.invoke(app, ["validate", "status", str(run_dir), "--json"])
     assert as_json.exit_code == 0
     assert json.loads(as_json.output)["resolution"]["status"] == {"pending": len(queue)}
+
+
+def test_help_lists_every_command_in_the_declared_order() -> None:
+    # a command left out of HELP_ORDER would be listed last, after `schema`
+    from nlibias.cli.app import HELP_ORDER
+
+    listed = [
+        line.split()[0]
+        for line in runner.invoke(app, ["--help"]).output.split("Commands:")[1].splitlines()
+        if line.strip()
+    ]
+    assert listed == list(HELP_ORDER)

@@ -37,8 +37,21 @@ from nlibias.version import __version__
 DEBUG_KEY = "nlibias.debug"
 
 
+HELP_ORDER = (
+    *("demo", "benchmarks", "expand", "audit", "score", "report", "gate", "explain", "export"),
+    *("extend", "masks", "validate", "augment", "finetune", "debias", "doctor", "schema"),
+)
+"""``nlibias --help`` lists the commands in the order a user meets them; any other comes last."""
+
+
 class GuardedGroup(TyperGroup):
     """The root command group: runs a command inside the one error boundary."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        return sorted(
+            names, key=lambda name: HELP_ORDER.index(name) if name in HELP_ORDER else len(HELP_ORDER)
+        )
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
