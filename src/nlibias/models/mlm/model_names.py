@@ -18,28 +18,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nlibias.errors import ConfigError
-from nlibias.schema.model_ref import ModelRef, without_options
+from nlibias.schema.model_ref import LOADER_KINDS, ModelRef, without_options
 
 #: Kinds a model name may carry.
-KINDS = ("causal", "gguf", "masked", "mlm", "hf")
+KINDS = LOADER_KINDS
 #: The parameters the loaders name (each its own): renamed to the one the user gave.
 LOADER_PARAMETERS = frozenset({"name_or_path", "mlm", "causal", "generative", "model", "models", "spec"})
 
 
 def model_path(spec: str) -> str | None:
-    """The local path a model name can only mean (kind prefix, ``?options`` and ``@revision``
-    dropped), or ``None`` when it may be a hub id (or names a server, the fake, ...)."""
-    ref = ModelRef.unread(without_options(spec))
-    base = ref.name if ref.kind in KINDS else ref.base
-    if base.startswith(("~", ".", "/")) and "@" in Path(base).name:
-        base = base.rpartition("@")[0]
-    if base.startswith(("/", "./", "../", "~")) or base.lower().endswith(".gguf"):
-        return base
-    # a hub id is NAME or ORG/NAME; a server's URL, the fake and prompt:... are no paths either
-    named_as_model = (not ref.kind or ref.kind in KINDS) and "://" not in base
-    if named_as_model and ("\\" in base or base.count("/") > 1):
-        return base
-    return None
+    """The local path a model name can only mean (:attr:`ModelRef.local_path`; ``?options`` dropped)."""
+    return ModelRef.unread(without_options(spec)).local_path
 
 
 def missing_path(spec: str) -> str | None:
