@@ -13,6 +13,7 @@ import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nlibias.errors import ConfigError, DamagedFileError, SourceError
@@ -289,6 +290,35 @@ def load_weights(auto_class: Any, path: str, device: str, dtype: torch.dtype, **
     """``auto_class.from_pretrained`` (:func:`load_pretrained`) in ``dtype``, on ``device``, in eval mode."""
     model = load_pretrained(auto_class.from_pretrained, path, **kwargs, **dtype_kwargs(dtype))
     return model.to(device).eval()
+
+
+def load_checkpoint(
+    auto_class: Any,
+    path: str,
+    *,
+    revision: str | None,
+    device: str,
+    dtype: Any,
+    what: str,
+    check: Callable[[Any, Any, torch.dtype], None] | None = None,
+    **weights_options: Any,
+) -> tuple[Any, Any, Any, torch.dtype, str]:
+    """``(config, tokenizer, weights, dtype, pinned revision)``, each file read at the revision the
+    config pins; ``check(config, tokenizer, dtype)`` refuses before the weights load."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    config = load_pretrained(AutoConfig.from_pretrained, path, revision=revision, what=f"{what} config")
+    torch_dtype = choose_dtype(device, dtype, config)
+    pinned = resolve_revision(SimpleNamespace(config=config), path, revision)
+    at = pinned if is_commit_hash(pinned) else revision
+    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, path, revision=at, what="tokenizer")
+    if check is not None:
+        check(config, tokenizer, torch_dtype)
+    options = {**weights_options, **dtype_kwargs(torch_dtype)}
+    weights = load_pretrained(
+        auto_class.from_pretrained, path, revision=at, what=what, config=config, **options
+    )
+    return config, tokenizer, weights, torch_dtype, pinned
 
 
 # --- optional speed settings: threads, int8 dynamic quantization, torch.compile -----------------

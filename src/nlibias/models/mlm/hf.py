@@ -15,12 +15,9 @@ from nlibias.models.batching import plan_batches
 from nlibias.models.generative.scoring import right_padded_tensors
 from nlibias.models.hf_common import (
     HFBackend,
-    choose_dtype,
-    dtype_kwargs,
     dtype_name,
-    load_pretrained,
+    load_checkpoint,
     model_id,
-    resolve_revision,
 )
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate, rank_whole_words
 
@@ -143,28 +140,30 @@ def check_mask_head_loaded(
 
 def load_masked_lm(
     name_or_path: str, *, revision: str | None, device: str, dtype: Any, parameter: str
-) -> tuple[Any, Any, Any]:
-    """A masked LM's tokenizer, weights (eval mode) and dtype; refused without a mask token or a
-    trained masked-LM head."""
-    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+) -> tuple[Any, Any, Any, str]:
+    """A masked LM's tokenizer, weights (eval mode), dtype and pinned revision; refused without a
+    mask token or a trained masked-LM head."""
+    from transformers import AutoModelForMaskedLM
 
-    config = load_pretrained(AutoConfig.from_pretrained, name_or_path, revision=revision, what="masked LM")
-    torch_dtype = choose_dtype(device, dtype, config)
-    tokenizer = load_pretrained(
-        AutoTokenizer.from_pretrained, name_or_path, revision=revision, what="tokenizer"
+    def check(config: Any, tokenizer: Any, torch_dtype: Any) -> None:
+        if tokenizer.mask_token_id is None:
+            raise ConfigError(
+                f"{name_or_path}: the tokenizer has no mask token (not a masked LM? a causal LM is named as one)",
+                parameter=parameter,
+            )
+
+    _, tokenizer, (model, loading), torch_dtype, pinned = load_checkpoint(
+        AutoModelForMaskedLM,
+        name_or_path,
+        revision=revision,
+        device=device,
+        dtype=dtype,
+        what="masked LM",
+        check=check,
+        output_loading_info=True,
     )
-    if tokenizer.mask_token_id is None:
-        raise ConfigError(
-            f"{name_or_path}: the tokenizer has no mask token (not a masked LM? a causal LM is named as one)",
-            parameter=parameter,
-        )
-    model, loading = load_pretrained(
-        AutoModelForMaskedLM.from_pretrained, name_or_path, revision=revision, what="masked LM",
-        config=config, output_loading_info=True, **dtype_kwargs(torch_dtype),
-    )  # fmt: skip
     check_mask_head_loaded(model, loading, name_or_path, parameter)
-    model.to(device).eval()
-    return tokenizer, model, torch_dtype
+    return tokenizer, model.to(device).eval(), torch_dtype, pinned
 
 
 class HFMaskedLMFiller(HFBackend):
@@ -185,10 +184,9 @@ class HFMaskedLMFiller(HFBackend):
     ) -> None:
         self._settle(model_name_or_path, name, device, dtype, threads, max_tokens, max_batch_size, max_length)
         path = self.model_name_or_path
-        self.tokenizer, self.model, self.dtype = load_masked_lm(
+        self.tokenizer, self.model, self.dtype, self.revision = load_masked_lm(
             path, revision=revision, device=self.device, dtype=dtype, parameter="fill_model"
         )
-        self.revision: str = resolve_revision(self.model, path, revision)
         self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, 10**6)))
         self._head = find_mask_head(self.model)
         if self._head is None:  # every position's logits computed: slower

@@ -7,7 +7,6 @@ import functools
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -17,15 +16,11 @@ from nlibias.models.batching import plan_batches
 from nlibias.models.hf_common import (
     HFBackend,
     check_speed_values,
-    choose_dtype,
     compile_model,
     dtype_name,
-    is_commit_hash,
-    load_pretrained,
-    load_weights,
+    load_checkpoint,
     model_id,
     quantize_int8_dynamic,
-    resolve_revision,
 )
 from nlibias.models.nli.labels import parse_label_map, resolve_label_order
 
@@ -58,26 +53,27 @@ class HFNLIClassifier(HFBackend):
         threads: int | None = None,
     ) -> None:
         import torch
-        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForSequenceClassification
 
         self._settle(model_name_or_path, name, device, dtype, threads, max_tokens, max_batch_size, max_length)
         path = self.model_name_or_path
         self.threads, self.quantize, self.compile = threads, quantize, compile
-
-        config = load_pretrained(AutoConfig.from_pretrained, path, revision=revision, what="model config")
-        self.dtype = choose_dtype(self.device, dtype, config)
-        check_speed_values(quantize=quantize, compile=compile, device=self.device, dtype=self.dtype)
         override = parse_label_map(label_map) if isinstance(label_map, str) else label_map
-        self.label_order: list[int] = resolve_label_order(config.id2label, override, model_name=path)
-        # pinned once, so the identity names exactly what was loaded
-        self.revision: str = resolve_revision(SimpleNamespace(config=config), path, revision)
-        pinned = self.revision if is_commit_hash(self.revision) else revision
-        self.tokenizer: Any = load_pretrained(
-            AutoTokenizer.from_pretrained, path, revision=pinned, what="tokenizer", use_fast=True
+
+        def check(config: Any, tokenizer: Any, torch_dtype: Any) -> None:
+            check_speed_values(quantize=quantize, compile=compile, device=self.device, dtype=torch_dtype)
+            self.label_order = resolve_label_order(config.id2label, override, model_name=path)
+
+        config, self.tokenizer, model, self.dtype, self.revision = load_checkpoint(
+            AutoModelForSequenceClassification,
+            path,
+            revision=revision,
+            device=self.device,
+            dtype=dtype,
+            what="model",
+            check=check,
         )
-        self.model: Any = load_weights(
-            AutoModelForSequenceClassification, path, self.device, self.dtype, revision=pinned, config=config
-        )
+        self.model: Any = model.to(self.device).eval()
         if quantize is not None:
             self.model = quantize_int8_dynamic(self.model)
         if compile:

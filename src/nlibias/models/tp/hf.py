@@ -15,7 +15,7 @@ from nlibias.models.batching import check_batch_limits, plan_batches, report_fra
 from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.scoring import next_token_log_probs, right_padded_tensors
 from nlibias.models.generative.sources import local_source
-from nlibias.models.hf_common import HFBackend, dtype_name, model_id, resolve_revision
+from nlibias.models.hf_common import HFBackend, dtype_name, model_id
 from nlibias.models.mlm.hf import find_mask_head, load_masked_lm, logits_at
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, scored_positions
 
@@ -152,7 +152,7 @@ class HFMaskedScorer(HFBackend, _Scorer):
         name: str | None = None,
     ) -> None:
         self._settle(model_name_or_path, name, device, dtype, None, max_tokens, max_batch_size)
-        self.tokenizer, self.model, self.dtype = load_masked_lm(
+        self.tokenizer, self.model, self.dtype, pinned = load_masked_lm(
             self.model_name_or_path, revision=revision, device=self.device, dtype=dtype, parameter="mlm"
         )
         self.max_tokens = _budget(max_tokens, self.device, 8192)
@@ -164,7 +164,7 @@ class HFMaskedScorer(HFBackend, _Scorer):
             "backend": "hf-mlm-pll",
             "backend_version": BACKEND_VERSION,
             "model": model_id(self.model_name_or_path),
-            "revision": resolve_revision(self.model, self.model_name_or_path, revision),
+            "revision": pinned,
             "dtype": dtype_name(self.dtype),
             "uncased": self.uncased,
         }
