@@ -21,7 +21,7 @@ from nlibias.models.base import Identified
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.hub_reach import cached_hub_file, check_hub_model
 from nlibias.models.library_bars import quiet_loading
-from nlibias.models.mlm.model_names import model_path
+from nlibias.schema.model_ref import ModelRef
 
 if TYPE_CHECKING:
     import torch
@@ -50,6 +50,7 @@ class HFBackend(Identified):
 
     max_tokens: int
     max_batch_size: int
+    dtype: torch.dtype
 
     def _settle(
         self,
@@ -72,6 +73,17 @@ class HFBackend(Identified):
         if max_tokens is not None:  # else the backend's default, by device
             self.max_tokens = max_tokens
         self.max_batch_size = max_batch_size
+
+    def _identify(self, backend: str, version: int, revision: str, **settings: Any) -> None:
+        """The identity every HF backend starts from: the model, its pinned revision, its dtype."""
+        self._identity = {
+            "backend": backend,
+            "backend_version": version,
+            "model": model_id(self.model_name_or_path),
+            "revision": revision,
+            "dtype": dtype_name(self.dtype),
+            **settings,
+        }
 
 
 def is_local_model(name_or_path: str | Path) -> bool:
@@ -249,7 +261,8 @@ def load_pretrained(
         if local and revision is not None
         else f"cannot load the {what} {source!r}: no such file or directory (a local model is a "
         "directory written by save_pretrained; a hub id looks like ORG/NAME)"
-        if not local and model_path(source) is not None  # no hub id: the hub's refusal says nothing
+        if not local
+        and ModelRef.unread(source).local_path is not None  # no hub id: the hub's refusal says nothing
         else None
     )
     if refusal is not None:

@@ -164,7 +164,17 @@ class ModelRef:
     @property
     def local_path(self) -> str | None:
         """The local path the reference can only mean (kind and ``@revision`` dropped), or
-        ``None`` when it may be a hub id (or names a server, the fake, ...)."""
+        ``None`` when it may be a hub id (or names a server, the fake, ...).
+
+        >>> [ModelRef.parse(s).local_path for s in ("causal:./models/x?beam=4", "bert-base-cased", "mlm:~/m@v1")]
+        ['./models/x', None, '~/m']
+        >>> [ModelRef.parse(s).local_path for s in ("runs/a/model", "org/name", "openai:http://h:8000/v1#m")]
+        ['runs/a/model', None, None]
+        >>> [ModelRef.parse(s).local_path for s in ("hf:./no/such", "hf:org/name", "fake:/a/b/c")]
+        ['./no/such', None, None]
+        >>> ModelRef.parse("prompt:./m/x?prompt=p.txt").local_path, ModelRef.parse("openai:https://h/v1#o/m/x").local_path
+        (None, None)
+        """
         loaded = self.kind in LOADER_KINDS
         base = ModelRef("", self.name if loaded else self.base).pinned[0]
         if base.startswith(("/", "./", "../", "~")) or base.lower().endswith(".gguf"):

@@ -15,9 +15,7 @@ from nlibias.models.batching import plan_batches
 from nlibias.models.generative.scoring import right_padded_tensors
 from nlibias.models.hf_common import (
     HFBackend,
-    dtype_name,
     load_checkpoint,
-    model_id,
 )
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate, rank_whole_words
 
@@ -198,14 +196,7 @@ class HFMaskedLMFiller(HFBackend):
         self.head_mode = "mask-only" if self._head is not None else "full-logits"
         vocab_size = int(self.model.get_output_embeddings().weight.shape[0])
         _, self.scheme, self.word_of = vocabulary_words(self.tokenizer, vocab_size)
-        self._identity = {
-            "backend": "hf-mlm",
-            "backend_version": BACKEND_VERSION,
-            "model": model_id(path),
-            "revision": self.revision,
-            "dtype": dtype_name(self.dtype),
-            "max_length": self.max_length,
-        }
+        self._identify("hf-mlm", BACKEND_VERSION, self.revision, max_length=self.max_length)
         self.batches_computed = 0
 
     def describe(self) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from nlibias.models.hf_common import (
     compile_model,
     dtype_name,
     load_checkpoint,
-    model_id,
     quantize_int8_dynamic,
 )
 from nlibias.models.nli.labels import parse_label_map, resolve_label_order
@@ -89,16 +88,14 @@ class HFNLIClassifier(HFBackend):
             "token_type_ids": int(getattr(self.tokenizer, "pad_token_type_id", 0) or 0),
         }
         self._column_order = torch.tensor(self.label_order, device=self.device)
-        self._identity: dict[str, Any] = {
-            "backend": "hf-nli",
-            "backend_version": BACKEND_VERSION,
-            "model": model_id(path),
-            "revision": self.revision,
-            "dtype": dtype_name(self.dtype),
-            "max_length": self.max_length,
-            "truncation": "only_second,longest_first",
-            "label_order": list(self.label_order),
-        }
+        self._identify(
+            "hf-nli",
+            BACKEND_VERSION,
+            self.revision,
+            max_length=self.max_length,
+            truncation="only_second,longest_first",
+            label_order=list(self.label_order),
+        )
         if quantize is not None:
             self._identity["quantize"] = f"{quantize}-dynamic-linear"
             # x86/fbgemm and Arm/qnnpack kernels round differently: their outputs are not shared.

@@ -15,7 +15,7 @@ from nlibias.models.batching import check_batch_limits, plan_batches, report_fra
 from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.scoring import next_token_log_probs, right_padded_tensors
 from nlibias.models.generative.sources import local_source
-from nlibias.models.hf_common import HFBackend, dtype_name, model_id
+from nlibias.models.hf_common import HFBackend
 from nlibias.models.mlm.hf import find_mask_head, load_masked_lm, logits_at
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, scored_positions
 
@@ -160,14 +160,7 @@ class HFMaskedScorer(HFBackend, _Scorer):
         self._memo = {}
         self._head = find_mask_head(self.model)
         self.max_length = int(min(self.tokenizer.model_max_length, 512))
-        self._identity = {
-            "backend": "hf-mlm-pll",
-            "backend_version": BACKEND_VERSION,
-            "model": model_id(self.model_name_or_path),
-            "revision": pinned,
-            "dtype": dtype_name(self.dtype),
-            "uncased": self.uncased,
-        }
+        self._identify("hf-mlm-pll", BACKEND_VERSION, pinned, uncased=self.uncased)
 
     def _encode(self, text: str) -> tuple[list[int], list[bool]]:
         encoded = self.tokenizer(
