@@ -299,12 +299,6 @@ def load_pretrained(
         ) from err
 
 
-def load_weights(auto_class: Any, path: str, device: str, dtype: torch.dtype, **kwargs: Any) -> Any:
-    """``auto_class.from_pretrained`` (:func:`load_pretrained`) in ``dtype``, on ``device``, in eval mode."""
-    model = load_pretrained(auto_class.from_pretrained, path, **kwargs, **dtype_kwargs(dtype))
-    return model.to(device).eval()
-
-
 def load_checkpoint(
     auto_class: Any,
     path: str,
