@@ -51,6 +51,8 @@ class HFBackend(Identified):
     max_tokens: int
     max_batch_size: int
     dtype: torch.dtype
+    revision: str
+    """Pinned: a commit, or ``sha256:`` of a local model's files."""
 
     def _settle(
         self,
@@ -74,13 +76,41 @@ class HFBackend(Identified):
             self.max_tokens = max_tokens
         self.max_batch_size = max_batch_size
 
-    def _identify(self, backend: str, version: int, revision: str, **settings: Any) -> None:
+    def _load_checkpoint(
+        self,
+        auto_class: Any,
+        revision: str | None,
+        dtype: Any,
+        what: str,
+        check: Callable[[Any, Any, torch.dtype], None] | None = None,
+        **weights_options: Any,
+    ) -> tuple[Any, Any, Any]:
+        """``(config, tokenizer, weights)``, each file read at the revision the config pins (kept in
+        ``revision``, the dtype in ``dtype``); ``check(config, tokenizer, dtype)`` refuses before
+        the weights load."""
+        from transformers import AutoConfig, AutoTokenizer
+
+        path = self.model_name_or_path
+        config = load_pretrained(AutoConfig.from_pretrained, path, revision=revision, what=f"{what} config")
+        self.dtype = choose_dtype(self.device, dtype, config)
+        self.revision = resolve_revision(SimpleNamespace(config=config), path, revision)
+        at = self.revision if is_commit_hash(self.revision) else revision
+        tokenizer = load_pretrained(AutoTokenizer.from_pretrained, path, revision=at, what="tokenizer")
+        if check is not None:
+            check(config, tokenizer, self.dtype)
+        options = {**weights_options, **dtype_kwargs(self.dtype)}
+        weights = load_pretrained(
+            auto_class.from_pretrained, path, revision=at, what=what, config=config, **options
+        )
+        return config, tokenizer, weights
+
+    def _identify(self, backend: str, version: int, **settings: Any) -> None:
         """The identity every HF backend starts from: the model, its pinned revision, its dtype."""
         self._identity = {
             "backend": backend,
             "backend_version": version,
             "model": model_id(self.model_name_or_path),
-            "revision": revision,
+            "revision": self.revision,
             "dtype": dtype_name(self.dtype),
             **settings,
         }
@@ -297,35 +327,6 @@ def load_pretrained(
             f"the weights of the {what} cannot be read ({err}); the file is damaged or truncated",
             fix="copy or save the model again (an interrupted copy or a full disk leaves a short file)",
         ) from err
-
-
-def load_checkpoint(
-    auto_class: Any,
-    path: str,
-    *,
-    revision: str | None,
-    device: str,
-    dtype: Any,
-    what: str,
-    check: Callable[[Any, Any, torch.dtype], None] | None = None,
-    **weights_options: Any,
-) -> tuple[Any, Any, Any, torch.dtype, str]:
-    """``(config, tokenizer, weights, dtype, pinned revision)``, each file read at the revision the
-    config pins; ``check(config, tokenizer, dtype)`` refuses before the weights load."""
-    from transformers import AutoConfig, AutoTokenizer
-
-    config = load_pretrained(AutoConfig.from_pretrained, path, revision=revision, what=f"{what} config")
-    torch_dtype = choose_dtype(device, dtype, config)
-    pinned = resolve_revision(SimpleNamespace(config=config), path, revision)
-    at = pinned if is_commit_hash(pinned) else revision
-    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, path, revision=at, what="tokenizer")
-    if check is not None:
-        check(config, tokenizer, torch_dtype)
-    options = {**weights_options, **dtype_kwargs(torch_dtype)}
-    weights = load_pretrained(
-        auto_class.from_pretrained, path, revision=at, what=what, config=config, **options
-    )
-    return config, tokenizer, weights, torch_dtype, pinned
 
 
 # --- optional speed settings: threads, int8 dynamic quantization, torch.compile -----------------

@@ -15,7 +15,6 @@ from nlibias.models.batching import plan_batches
 from nlibias.models.generative.scoring import right_padded_tensors
 from nlibias.models.hf_common import (
     HFBackend,
-    load_checkpoint,
 )
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate, rank_whole_words
 
@@ -130,8 +129,8 @@ class HFMaskedLM(HFBackend):
     """What the masked-LM filler and scorer share: the checkpoint (refused without a mask token or
     a trained masked-LM head), its mask head, and the logits at one position per text."""
 
-    def _load_masked_lm(self, revision: str | None, dtype: Any, parameter: str) -> str:
-        """Load the tokenizer and weights (eval mode); the pinned revision."""
+    def _load_masked_lm(self, revision: str | None, dtype: Any, parameter: str) -> None:
+        """Load the tokenizer and weights (eval mode) and find the mask head."""
         from transformers import AutoModelForMaskedLM
 
         path = self.model_name_or_path
@@ -143,20 +142,12 @@ class HFMaskedLM(HFBackend):
                     parameter=parameter,
                 )
 
-        _, self.tokenizer, (model, loading), self.dtype, pinned = load_checkpoint(
-            AutoModelForMaskedLM,
-            path,
-            revision=revision,
-            device=self.device,
-            dtype=dtype,
-            what="masked LM",
-            check=check,
-            output_loading_info=True,
+        _, self.tokenizer, (model, loading) = self._load_checkpoint(
+            AutoModelForMaskedLM, revision, dtype, "masked LM", check, output_loading_info=True
         )
         check_mask_head_loaded(model, loading, path, parameter)
         self.model: Any = model.to(self.device).eval()
         self._head = find_mask_head(self.model)
-        return pinned
 
     def _mask_logits(self, ids: Sequence[Sequence[int]], positions: Any, *, remask: bool = False) -> Any:
         """The logits at one position per row of ``ids`` (``remask``: that token masked first),
@@ -193,7 +184,7 @@ class HFMaskedLMFiller(HFMaskedLM):
     ) -> None:
         self._settle(model_name_or_path, name, device, dtype, threads, max_tokens, max_batch_size, max_length)
         path = self.model_name_or_path
-        self.revision = self._load_masked_lm(revision, dtype, "fill_model")
+        self._load_masked_lm(revision, dtype, "fill_model")
         self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, 10**6)))
         if self._head is None:  # every position's logits computed: slower
             warnings.warn(
@@ -204,7 +195,7 @@ class HFMaskedLMFiller(HFMaskedLM):
         self.head_mode = "mask-only" if self._head is not None else "full-logits"
         vocab_size = int(self.model.get_output_embeddings().weight.shape[0])
         _, self.scheme, self.word_of = vocabulary_words(self.tokenizer, vocab_size)
-        self._identify("hf-mlm", BACKEND_VERSION, self.revision, max_length=self.max_length)
+        self._identify("hf-mlm", BACKEND_VERSION, max_length=self.max_length)
         self.batches_computed = 0
 
     def describe(self) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from nlibias.models.hf_common import (
     check_speed_values,
     compile_model,
     dtype_name,
-    load_checkpoint,
     quantize_int8_dynamic,
 )
 from nlibias.models.nli.labels import parse_label_map, resolve_label_order
@@ -63,14 +62,8 @@ class HFNLIClassifier(HFBackend):
             check_speed_values(quantize=quantize, compile=compile, device=self.device, dtype=torch_dtype)
             self.label_order = resolve_label_order(config.id2label, override, model_name=path)
 
-        config, self.tokenizer, model, self.dtype, self.revision = load_checkpoint(
-            AutoModelForSequenceClassification,
-            path,
-            revision=revision,
-            device=self.device,
-            dtype=dtype,
-            what="model",
-            check=check,
+        config, self.tokenizer, model = self._load_checkpoint(
+            AutoModelForSequenceClassification, revision, dtype, "model", check
         )
         self.model: Any = model.to(self.device).eval()
         if quantize is not None:
@@ -91,7 +84,6 @@ class HFNLIClassifier(HFBackend):
         self._identify(
             "hf-nli",
             BACKEND_VERSION,
-            self.revision,
             max_length=self.max_length,
             truncation="only_second,longest_first",
             label_order=list(self.label_order),

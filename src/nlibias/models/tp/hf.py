@@ -151,12 +151,12 @@ class HFMaskedScorer(HFMaskedLM, _Scorer):
         name: str | None = None,
     ) -> None:
         self._settle(model_name_or_path, name, device, dtype, None, max_tokens, max_batch_size)
-        pinned = self._load_masked_lm(revision, dtype, "mlm")
+        self._load_masked_lm(revision, dtype, "mlm")
         self.max_tokens = _budget(max_tokens, self.device, 8192)
         self.uncased = _lowercases(self.tokenizer)
         self._memo = {}
         self.max_length = int(min(self.tokenizer.model_max_length, 512))
-        self._identify("hf-mlm-pll", BACKEND_VERSION, pinned, uncased=self.uncased)
+        self._identify("hf-mlm-pll", BACKEND_VERSION, uncased=self.uncased)
 
     def _encode(self, text: str) -> tuple[list[int], list[bool]]:
         encoded = self.tokenizer(
