@@ -127,11 +127,7 @@ class CausalLMSource:
 
 
 def is_gguf_name(name: str) -> bool:
-    """Whether a bare model name is read from a GGUF file (:attr:`ModelRef.is_gguf`).
-
-    >>> is_gguf_name("smollm2"), is_gguf_name("./m.GGUF"), is_gguf_name("org/lm")
-    (True, True, False)
-    """
+    """Whether a bare model name is read from a GGUF file (:attr:`ModelRef.is_gguf`)."""
     return ModelRef("", name).is_gguf
 
 
