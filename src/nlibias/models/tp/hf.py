@@ -209,8 +209,8 @@ class HFCausalScorer(_Scorer):
         self.max_tokens, self.max_batch_size = _budget(max_tokens, str(self.device), 1024), max_batch_size
         self.uncased = _lowercases(self.tokenizer)
         self._memo = {}
-        self.bos = self.tokenizer.bos_token or self.tokenizer.eos_token
-        if self.bos is None:
+        self.bos = self._lm.bos
+        if not self.bos:
             raise ConfigError(
                 f"{spec}: the tokenizer has neither a BOS nor an EOS token to start a sentence",
                 parameter="causal",
@@ -239,8 +239,7 @@ class HFCausalScorer(_Scorer):
         """log P(token_t | tokens before t) at every position t >= 1: one pass per sentence."""
         import torch
 
-        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        ids, attention = right_padded_tensors([ids for _, ids, _ in units], pad_id, str(self.device))
+        ids, attention = right_padded_tensors([ids for _, ids, _ in units], self._lm.pad_id, str(self.device))
         with torch.inference_mode():
             token_lp = next_token_log_probs(self.model, ids, attention).cpu().tolist()
         return [
