@@ -13,6 +13,7 @@ import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nlibias.errors import ConfigError, DamagedFileError, SourceError
@@ -20,7 +21,7 @@ from nlibias.models.base import Identified
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.hub_reach import cached_hub_file, check_hub_model
 from nlibias.models.library_bars import quiet_loading
-from nlibias.models.mlm.model_names import model_path
+from nlibias.schema.model_ref import ModelRef
 
 if TYPE_CHECKING:
     import torch
@@ -49,6 +50,9 @@ class HFBackend(Identified):
 
     max_tokens: int
     max_batch_size: int
+    dtype: torch.dtype
+    revision: str
+    """Pinned: a commit, or ``sha256:`` of a local model's files."""
 
     def _settle(
         self,
@@ -71,6 +75,45 @@ class HFBackend(Identified):
         if max_tokens is not None:  # else the backend's default, by device
             self.max_tokens = max_tokens
         self.max_batch_size = max_batch_size
+
+    def _load_checkpoint(
+        self,
+        auto_class: Any,
+        revision: str | None,
+        dtype: Any,
+        what: str,
+        check: Callable[[Any, Any, torch.dtype], None] | None = None,
+        **weights_options: Any,
+    ) -> tuple[Any, Any, Any]:
+        """``(config, tokenizer, weights)``, each file read at the revision the config pins (kept in
+        ``revision``, the dtype in ``dtype``); ``check(config, tokenizer, dtype)`` refuses before
+        the weights load."""
+        from transformers import AutoConfig, AutoTokenizer
+
+        path = self.model_name_or_path
+        config = load_pretrained(AutoConfig.from_pretrained, path, revision=revision, what=f"{what} config")
+        self.dtype = choose_dtype(self.device, dtype, config)
+        self.revision = resolve_revision(SimpleNamespace(config=config), path, revision)
+        at = self.revision if is_commit_hash(self.revision) else revision
+        tokenizer = load_pretrained(AutoTokenizer.from_pretrained, path, revision=at, what="tokenizer")
+        if check is not None:
+            check(config, tokenizer, self.dtype)
+        options = {**weights_options, **dtype_kwargs(self.dtype)}
+        weights = load_pretrained(
+            auto_class.from_pretrained, path, revision=at, what=what, config=config, **options
+        )
+        return config, tokenizer, weights
+
+    def _identify(self, backend: str, version: int, **settings: Any) -> None:
+        """The identity every HF backend starts from: the model, its pinned revision, its dtype."""
+        self._identity = {
+            "backend": backend,
+            "backend_version": version,
+            "model": model_id(self.model_name_or_path),
+            "revision": self.revision,
+            "dtype": dtype_name(self.dtype),
+            **settings,
+        }
 
 
 def is_local_model(name_or_path: str | Path) -> bool:
@@ -248,7 +291,8 @@ def load_pretrained(
         if local and revision is not None
         else f"cannot load the {what} {source!r}: no such file or directory (a local model is a "
         "directory written by save_pretrained; a hub id looks like ORG/NAME)"
-        if not local and model_path(source) is not None  # no hub id: the hub's refusal says nothing
+        if not local
+        and ModelRef.unread(source).local_path is not None  # no hub id: the hub's refusal says nothing
         else None
     )
     if refusal is not None:
@@ -283,12 +327,6 @@ def load_pretrained(
             f"the weights of the {what} cannot be read ({err}); the file is damaged or truncated",
             fix="copy or save the model again (an interrupted copy or a full disk leaves a short file)",
         ) from err
-
-
-def load_weights(auto_class: Any, path: str, device: str, dtype: torch.dtype, **kwargs: Any) -> Any:
-    """``auto_class.from_pretrained`` (:func:`load_pretrained`) in ``dtype``, on ``device``, in eval mode."""
-    model = load_pretrained(auto_class.from_pretrained, path, **kwargs, **dtype_kwargs(dtype))
-    return model.to(device).eval()
 
 
 # --- optional speed settings: threads, int8 dynamic quantization, torch.compile -----------------

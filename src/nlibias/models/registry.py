@@ -10,7 +10,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError, NlibiasError, PluginError, did_you_mean
 from nlibias.models.base import NLIClassifier
-from nlibias.schema.model_ref import ModelRef, split_kind
+from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.plugin_origin import PluginOrigin, duplicate_names, load_failure
 
 ENTRY_POINT_GROUP = "nlibias.nli_backends"
@@ -37,19 +37,17 @@ def split_spec(spec: str) -> tuple[str, str]:
     >>> split_spec("fake:demo"), split_spec("fake")
     (('fake', 'demo'), ('fake', ''))
     """
-    kind, name = split_kind(spec)
-    if not kind and ModelRef.unread(spec).is_fake:  # the bare fake
-        return "fake", ""
-    if kind in known_kinds():
-        return kind, name
-    if kind:
-        hint = did_you_mean(kind, known_kinds())
+    ref = ModelRef.unread(spec)
+    if not ref.kind:
+        return ("fake", "") if ref.is_fake else (_DEFAULT_KIND, spec)  # a bare fake, a bare name
+    if ref.kind not in known_kinds():
+        hint = did_you_mean(ref.kind, known_kinds())
         raise ConfigError(
-            f"unknown backend kind {kind!r} in {spec!r}{f' ({hint})' if hint else ''}. "
+            f"unknown backend kind {ref.kind!r} in {spec!r}{f' ({hint})' if hint else ''}. "
             f"Known: {', '.join(known_kinds())}",
             parameter="spec",
         )
-    return _DEFAULT_KIND, spec
+    return ref.kind, ref.name
 
 
 def classifier_kind_problem(spec: str) -> str | None:

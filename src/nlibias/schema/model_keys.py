@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from nlibias.errors import ConfigError
-from nlibias.schema.model_ref import split_kind
+from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import MODES, TP_VARIANTS
 
 
@@ -54,12 +54,12 @@ def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> 
     """Refuse a model spec that names no model (``''``, ``fake:``) and, for an NLI ``classifier``,
     one written as another kind's key (:func:`check_classifier_key`).
     """
-    prefix, name = split_kind(spec)
+    ref = ModelRef.unread(spec)
     if not spec.strip():
         _refuse(f"{spec!r} names no model", parameter)
-    if prefix.isidentifier() and not name.strip():
+    if ref.kind.isidentifier() and not ref.name.strip():
         _refuse(
-            f"{spec!r} names no model after {prefix + ':'!r} (a model's name is the key its results are "
+            f"{spec!r} names no model after {ref.kind + ':'!r} (a model's name is the key its results are "
             "reported under)",
             parameter,
         )

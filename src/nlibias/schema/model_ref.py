@@ -38,6 +38,8 @@ _ROLE_KINDS: dict[str, Role] = {
 """Kinds that say the role themselves (``prompt:MODEL`` is a classifier made of a causal LM)."""
 GENERATIVE_ALIASES = ("smollm2",)
 """Names without a kind that name a generative LM (the embedded default)."""
+LOADER_KINDS = ("causal", "gguf", "masked", "mlm", "hf")
+"""Kinds whose name a Hugging Face loader reads (a hub id, a local path or a GGUF file)."""
 _ARCHITECTURE_ROLES: dict[str, Role] = {
     "ForSequenceClassification": "classifier",
     "ForCausalLM": "generative",
@@ -136,6 +138,53 @@ class ModelRef:
         return url, model
 
     @property
+    def is_gguf(self) -> bool:
+        """Whether the model is read from a GGUF file (the embedded ``smollm2`` or a ``.gguf`` path).
+
+        >>> ModelRef.unread("smollm2").is_gguf, ModelRef.unread("gguf:./m.GGUF").is_gguf, ModelRef.unread("org/lm").is_gguf
+        (True, True, False)
+        """
+        return self.name in GENERATIVE_ALIASES or self.name.lower().endswith(".gguf")
+
+    @property
+    def pinned(self) -> tuple[str, str | None]:
+        """``(name, revision)`` of ``NAME@REV`` (a path's ``@`` counts in its last part only).
+
+        >>> ModelRef.unread("org/lm@v1").pinned, ModelRef.unread("./a@b/m").pinned, ModelRef.unread("~/m@v2").pinned
+        (('org/lm', 'v1'), ('./a@b/m', None), ('~/m', 'v2'))
+        """
+        if self.name.startswith(("~", ".", "/")):
+            if "@" not in Path(self.name).name:
+                return self.name, None
+            name, _, revision = self.name.rpartition("@")
+        else:
+            name, _, revision = self.name.partition("@")
+        return name, revision or None
+
+    @property
+    def local_path(self) -> str | None:
+        """The local path the reference can only mean (kind and ``@revision`` dropped), or
+        ``None`` when it may be a hub id (or names a server, the fake, ...).
+
+        >>> [ModelRef.parse(s).local_path for s in ("causal:./models/x?beam=4", "bert-base-cased", "mlm:~/m@v1")]
+        ['./models/x', None, '~/m']
+        >>> [ModelRef.parse(s).local_path for s in ("runs/a/model", "org/name", "openai:http://h:8000/v1#m")]
+        ['runs/a/model', None, None]
+        >>> [ModelRef.parse(s).local_path for s in ("hf:./no/such", "hf:org/name", "fake:/a/b/c")]
+        ['./no/such', None, None]
+        >>> ModelRef.parse("prompt:./m/x?prompt=p.txt").local_path, ModelRef.parse("openai:https://h/v1#o/m/x").local_path
+        (None, None)
+        """
+        loaded = self.kind in LOADER_KINDS
+        base = ModelRef("", self.name if loaded else self.base).pinned[0]
+        if base.startswith(("/", "./", "../", "~")) or base.lower().endswith(".gguf"):
+            return base
+        # a hub id is NAME or ORG/NAME; a server's URL, the fake and prompt:... are no paths either
+        if (loaded or not self.kind) and "://" not in base and ("\\" in base or base.count("/") > 1):
+            return base
+        return None
+
+    @property
     def role(self) -> Role | None:
         """What it names, read from its kind, an alias or a local or cached ``config.json``; None: unknown.
 
@@ -150,7 +199,7 @@ class ModelRef:
             return _ROLE_KINDS[self.kind]
         if not self.kind and self.name in GENERATIVE_ALIASES:
             return "generative"
-        name = self.name.partition("@")[0]
+        name = self.pinned[0]
         local = Path(name).expanduser()
         if local.exists():
             return _architecture_role(local / "config.json")

@@ -71,6 +71,7 @@ _HEDGES = re.compile(
     r"|\bnot\s+sure\b|\bunsure\b|\b(?:don't|do\s+not)\s+know\b|\bit\s+depends\b|\bneither\b"
     r"|\bundetermined\b|\bindeterminate\b|\bcannot\s+be\s+(?:confirmed|verified)\b"
 )
+_NEGATIVE_WORDS = {"false", "incorrect", "inaccurate", "invalid"}
 _LABELLED = re.compile(rf"\b(?:answer|verdict)\s*(?:is|would\s+be)?\s*[:\-–—=]?\s*(yes|no|maybe){_WORD_END}")
 _STATEMENTS = (
     (
@@ -79,24 +80,24 @@ _STATEMENTS = (
             r"\s+(not\s+)?(?:(?:entirely|completely|fully|definitely|therefore|thus)\s+)?"
             r"(true|false|correct|incorrect|accurate|inaccurate|entailed|supported|valid|invalid)\b"
         ),
-        "hypothesis-is",
+        lambda match: bool(match.group(1)) != (match.group(2) in _NEGATIVE_WORDS),
     ),
     (
         re.compile(
             r"\b(?:hypothesis|statement|claim)\s+isn't\s+(true|false|correct|incorrect|accurate|entailed|supported)\b"
         ),
-        "hypothesis-isnt",
+        lambda match: match.group(1) not in _NEGATIVE_WORDS,
     ),
-    (re.compile(r"\bis\s+(not\s+)?entailed\s+by\b"), "entailed-by"),
+    (re.compile(r"\bis\s+(not\s+)?entailed\s+by\b"), lambda match: bool(match.group(1))),
     (
         re.compile(
             r"\b(?:paragraph|premise|text|passage)\s+(does\s+not\s+|doesn't\s+)?(entails?|supports?)\s+"
             r"the\s+hypothesis\b"
         ),
-        "premise-entails",
+        lambda match: bool(match.group(1)),
     ),
 )
-_NEGATIVE_WORDS = {"false", "incorrect", "inaccurate", "invalid"}
+"""Statements of a verdict, each with how it says "no" (``True``: the match negates)."""
 _STANDALONE = re.compile(r"(?:^|[,:;.!?—–]\s*|\s-\s*)(yes|no|maybe)(?=\s*[,.;:!?—–]|\s+-|\s*$)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -229,17 +230,11 @@ def parse_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) ->
     if first.endswith("?"):  # "The hypothesis is true? No.": the first sentence asks, it states nothing
         return ParsedAnswer(None, "no-answer")
     verdicts = set()
-    for pattern, kind in _STATEMENTS:
+    for pattern, negates in _STATEMENTS:
         for match in pattern.finditer(first):
             if _EMBEDDING_NEGATION.search(first[: match.start()]):
                 return ParsedAnswer(None, "ambiguous")  # "I don't think the hypothesis is true"
-            if kind == "hypothesis-is":
-                negated = bool(match.group(1)) != (match.group(2) in _NEGATIVE_WORDS)
-            elif kind == "hypothesis-isnt":
-                negated = match.group(1) not in _NEGATIVE_WORDS
-            else:
-                negated = bool(match.group(1))
-            verdicts.add("no" if negated else "yes")
+            verdicts.add("no" if negates(match) else "yes")
     if len(verdicts) > 1:
         return ParsedAnswer(None, "ambiguous")
     if verdicts:

@@ -145,6 +145,18 @@ class HFCausalLM:
         self._model, self._tokenizer = model, tokenizer
         return model, tokenizer
 
+    @property
+    def pad_id(self) -> int:
+        """The id padding is written with (the EOS token's when the tokenizer has no pad token)."""
+        pad = self.load()[1].pad_token_id
+        return int(pad) if pad is not None else 0
+
+    @property
+    def bos(self) -> str:
+        """The text a scored sentence starts from: the BOS token, else EOS ('' when neither)."""
+        _, tokenizer = self.load()
+        return str(tokenizer.bos_token or tokenizer.eos_token or "")
+
     def _converted_dir(self) -> Path | None:
         """Where this GGUF model's dequantised copy lives (``None``: none)."""
         if self.source.gguf_file is None or not self.convert_cache:
@@ -231,8 +243,8 @@ class HFCausalLM:
     ) -> Iterator[AnswerBatch]:
         import torch
 
-        model, tokenizer = self.load()
-        pad_id = int(tokenizer.pad_token_id)
+        model, _ = self.load()
+        pad_id = self.pad_id
         token_ids = self.answer_token_ids(answers)
         planned = self.prefix_plan(sequences) if self.share_prefixes else None
         if planned is None:  # plain batches: each one stage
@@ -268,7 +280,7 @@ class HFCausalLM:
 
         model, tokenizer = self.load()
         eos = _eos_ids(model, tokenizer)
-        pad_id = int(tokenizer.pad_token_id)
+        pad_id = self.pad_id
         batches = plan_batches(
             lengths + max_new_tokens, max_tokens=self.max_batch_tokens, max_batch_size=self.max_batch_size
         )

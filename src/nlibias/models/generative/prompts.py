@@ -3,7 +3,6 @@ from a YAML/JSON file or a ``.txt`` template."""
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from collections.abc import Sequence
@@ -40,8 +39,15 @@ THREE_WAY_ANSWERS: tuple[str, ...] = ("yes", "no", "maybe")
 BINARY_LABELS: dict[str, Label] = {"yes": "entailment", "no": "neutral"}
 THREE_WAY_LABELS: dict[str, Label] = {"yes": "entailment", "no": "contradiction", "maybe": "neutral"}
 
+ANSWER_LABELS: dict[tuple[str, ...], dict[str, Label]] = {
+    BINARY_ANSWERS: BINARY_LABELS,
+    THREE_WAY_ANSWERS: THREE_WAY_LABELS,
+}
+"""Each answer set and what its words mean."""
+
 _REQUIRED_FIELDS = ("premise", "hypothesis")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME_FIX = "use letters, digits, '_', '.', '-' (it becomes part of the model key)"
 
 
 def template_problem(template: str, *, options: bool = False) -> str | None:
@@ -75,6 +81,18 @@ def template_problem(template: str, *, options: bool = False) -> str | None:
     return None
 
 
+def _style_problem(name: Any, template: Any, answers: Any) -> tuple[str, str, str | None] | None:
+    """``(field, problem, fix)`` of the first rule a prompt style breaks (``None``: it keeps them)."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        return "name", f"its name is not valid ({name!r})", _NAME_FIX
+    if answers not in tuple(ANSWER_LABELS):
+        return "answers", f"answers {answers!r} is not an answer set", "use [yes, no] or [yes, no, maybe]"
+    if not isinstance(template, str):
+        return "template", "template must be a string", None
+    problem = template_problem(template, options=True)
+    return None if problem is None else ("template", problem, None)
+
+
 @dataclass(frozen=True)
 class PromptStyle:
     """One way of asking a generative LM whether a hypothesis follows from a premise.
@@ -100,18 +118,12 @@ class PromptStyle:
         Traceback (most recent call last):
         nlibias.errors.ConfigError: prompt style 'short': the template lacks {hypothesis}
         """
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
-            problem: str | None = (
-                "its name is not valid: use letters, digits, '_', '.', '-' (it becomes part of the model key)"
+        problem = _style_problem(self.name, self.template, self.answers)
+        if problem is not None:
+            _, said, fix = problem
+            raise ConfigError(
+                f"prompt style {self.name!r}: {said}{f'; {fix}' if fix else ''}", parameter="prompts"
             )
-        elif self.answers not in (BINARY_ANSWERS, THREE_WAY_ANSWERS):
-            problem = (
-                f"answers {self.answers!r} is not an answer set: use ('yes', 'no') or ('yes', 'no', 'maybe')"
-            )
-        else:
-            problem = template_problem(self.template, options=True)
-        if problem:
-            raise ConfigError(f"prompt style {self.name!r}: {problem}", parameter="prompts")
 
     @property
     def three_way(self) -> bool:
@@ -124,7 +136,7 @@ class PromptStyle:
 
     @property
     def labels(self) -> dict[str, Label]:
-        return dict(THREE_WAY_LABELS if self.three_way else BINARY_LABELS)
+        return dict(ANSWER_LABELS[self.answers])
 
     def label_of(self, answer: str | None) -> Label | None:
         """The NLI label an answer word stands for (``None`` for no answer)."""
@@ -187,7 +199,7 @@ def load_prompt_file(path: str | Path) -> list[PromptStyle]:
                 path, None, f"the file name {name!r} is not a usable prompt name", fix="rename the file"
             )
         return [PromptStyle(name, text.strip("\n"), BINARY_ANSWERS, str(path))]
-    data = _parse_structured(path, text)
+    data = parse_json(path, text, allow_nan=True) if path.suffix.lower() == ".json" else load_yaml(text, path)
     entries = data.get("prompts") if isinstance(data, dict) else None
     if isinstance(data, dict) and set(data) - {"prompts"}:
         extra = sorted(set(data) - {"prompts"})
@@ -202,18 +214,6 @@ def load_prompt_file(path: str | Path) -> list[PromptStyle]:
     return styles
 
 
-def _parse_structured(path: Path, text: str) -> Any:
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-        except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
-            parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
-            raise
-    return load_yaml(text, path)
-
-
 def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, taken: set[str]) -> PromptStyle:
     field = f"prompts[{index}]"
     if not isinstance(entry, dict):
@@ -223,35 +223,20 @@ def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, take
     name, template = entry.get("name"), entry.get("template")
     answers = _normalise_answers(entry.get("answers"))
     unknown = sorted(set(entry) - {"name", "template", "answers"})
-    valid_name = isinstance(name, str) and _NAME.match(name) is not None
-    checks = [  # (the field, its problem or None, the fix), the first problem refused
-        (
-            unknown[0] if unknown else "",
-            "unknown key" if unknown else None,
-            "allowed keys: name, template, answers",
-        ),
-        (
-            "name",
-            None if valid_name else f"{name!r} is not a valid name",
-            "use letters, digits, '_', '.', '-' (it becomes part of the model key)",
-        ),
-        ("name", f"duplicate prompt name {name!r}" if valid_name and name in taken else None, None),
-        (
-            "template",
-            template_problem(template, options=True)
-            if isinstance(template, str)
-            else "template must be a string",
-            None,
-        ),
-        (
-            "answers",
-            None if answers is not None else f"{entry.get('answers')!r} is not an answer set",
-            "use [yes, no] or [yes, no, maybe]",
-        ),
-    ]
-    for key, problem, fix in checks:
-        if problem:
-            raise SourceError(path, f"{field}.{key}", problem, line=line, fix=fix)
+    if unknown:
+        raise SourceError(
+            path,
+            f"{field}.{unknown[0]}",
+            "unknown key",
+            line=line,
+            fix="allowed keys: name, template, answers",
+        )
+    if isinstance(name, str) and name in taken:
+        raise SourceError(path, f"{field}.name", f"duplicate prompt name {name!r}", line=line)
+    problem = _style_problem(name, template, entry.get("answers") if answers is None else answers)
+    if problem is not None:
+        key, said, fix = problem
+        raise SourceError(path, f"{field}.{key}", said, line=line, fix=fix)
     return PromptStyle(str(name), str(template), answers or BINARY_ANSWERS, str(path))
 
 

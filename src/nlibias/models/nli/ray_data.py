@@ -7,7 +7,6 @@ import logging
 import math
 import os
 import re
-import sys
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -52,19 +51,16 @@ def import_ray() -> Any:
     return ray
 
 
-def _set_threads(device: str, num_cpus: float, options: Mapping[str, Any]) -> None:
-    # torch follows Ray's OMP_NUM_THREADS unless the backend was given its own `threads`
-    if device == "cpu" and "torch" in sys.modules and not options.get("threads"):
-        sys.modules["torch"].set_num_threads(max(1, int(num_cpus)))
-
-
 def _probe(
     spec: str, device: str, options: Mapping[str, Any], factory: ClassifierFactory | None, num_cpus: float
 ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """A Ray task with the actors' resources: the classifier's name, identity, description."""
-    _, report = build_worker_classifier(spec, device, options, factory)
-    _set_threads(device, num_cpus, options)
-    return report
+    return build_worker_classifier(spec, device, options, factory, _threads(device, num_cpus, options))[1]
+
+
+def _threads(device: str, num_cpus: float, options: Mapping[str, Any]) -> int | None:
+    """torch's threads on a CPU actor: Ray's share of cores, unless the backend was given ``threads``."""
+    return max(1, int(num_cpus)) if device == "cpu" and not options.get("threads") else None
 
 
 def _length_sorted_blocks(pairs: Sequence[Pair], batch_size: int, num_workers: int) -> list[Any]:
@@ -98,8 +94,8 @@ class _RayWorker:
         num_cpus: float,
         expected_identity: Mapping[str, Any],
     ) -> None:
-        self.classifier, (_, identity, _) = build_worker_classifier(spec, device, options, factory)
-        _set_threads(device, num_cpus, options)
+        threads = _threads(device, num_cpus, options)
+        self.classifier, (_, identity, _) = build_worker_classifier(spec, device, options, factory, threads)
         differ = identity_differences(expected_identity, identity)
         if differ:  # a local model path holding other files on this node, say
             raise DataError(
@@ -155,14 +151,12 @@ class RayNLIClassifier(WorkerClassifier):
         **options: Any,
     ) -> None:
         ray = import_ray()
-        self.spec = spec
+        self._keep(spec, options, factory)
         self.num_workers = num_workers
         self.batch_size = batch_size
         self.num_cpus = num_cpus
         self.num_gpus = num_gpus
         self.device = device or ("cuda" if num_gpus > 0 else "cpu")
-        self.options = {key: value for key, value in options.items() if value is not None}
-        self.factory = factory
         self._started_ray = False
         if not ray.is_initialized():
             settings: dict[str, Any] = {

@@ -69,11 +69,17 @@ def longest_first(pairs: Sequence[Pair]) -> np.ndarray:
 
 
 def build_worker_classifier(
-    spec: str, device: str, options: Mapping[str, Any], factory: ClassifierFactory | None
+    spec: str,
+    device: str,
+    options: Mapping[str, Any],
+    factory: ClassifierFactory | None,
+    threads: int | None = None,
 ) -> Any:
-    """The classifier a worker runs (``factory``'s, else the registry's), and its name, identity
-    and description."""
+    """The classifier a worker runs (``factory``'s, else the registry's; torch on ``threads``
+    threads when given), and its name, identity and description."""
     classifier = (factory or create_classifier)(spec, device=device, **options)
+    if threads is not None and "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
     describe = getattr(classifier, "describe", None)
     return classifier, (
         classifier.name,
@@ -106,9 +112,7 @@ def _worker_main(
 
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
     try:
-        classifier, report = build_worker_classifier(spec, device, options, factory)
-        if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(threads)
+        classifier, report = build_worker_classifier(spec, device, options, factory, threads)
         results.put(("ready", rank, *report))
         while True:
             try:
@@ -171,6 +175,11 @@ class WorkerClassifier(Identified):
     description (``_describe``), and :meth:`close` on leaving a ``with`` block."""
 
     _describe: dict[str, Any]
+
+    def _keep(self, spec: str, options: Mapping[str, Any], factory: ClassifierFactory | None) -> None:
+        """What every worker builds its classifier from (options left unset dropped)."""
+        self.spec, self.name, self.factory = spec, spec, factory
+        self.options = {key: value for key, value in options.items() if value is not None}
 
     def _described(self, **extra: Any) -> dict[str, Any]:
         return {**(self._describe or self._identity), **extra}
@@ -237,17 +246,14 @@ class ShardedNLIClassifier(WorkerClassifier):
         ] = None,
         **options: Any,
     ) -> None:
-        self.spec = spec
+        self._keep(spec, options, factory)
         self.devices = list(devices)
-        self.options = {key: value for key, value in options.items() if value is not None}
-        self.factory = factory
         self.start_timeout = start_timeout
         self._pool = _Pool()
         self._finalizer = weakref.finalize(self, _Pool.stop, self._pool)
         self._jobs_started = 0
         self._identity: dict[str, Any] = {}
         self._describe: dict[str, Any] = {}
-        self.name = spec
         self._start()
 
     def describe(self) -> dict[str, Any]:

@@ -15,8 +15,7 @@ from nlibias.models.batching import check_batch_limits, plan_batches, report_fra
 from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.scoring import next_token_log_probs, right_padded_tensors
 from nlibias.models.generative.sources import local_source
-from nlibias.models.hf_common import HFBackend, dtype_name, model_id, resolve_revision
-from nlibias.models.mlm.hf import find_mask_head, load_masked_lm, logits_at
+from nlibias.models.mlm.hf import HFMaskedLM
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, scored_positions
 
 BACKEND_VERSION = 1
@@ -134,7 +133,7 @@ def _lowercases(tokenizer: Any) -> bool:
     return bool(getattr(tokenizer, "do_lower_case", False) or tokenizer.init_kwargs.get("do_lower_case"))
 
 
-class HFMaskedScorer(HFBackend, _Scorer):
+class HFMaskedScorer(HFMaskedLM, _Scorer):
     """Pseudo-log-likelihood of a Hugging Face masked LM; ``max_tokens`` caps a batch's tokens
     (default 8,192, or :data:`CPU_BATCH_TOKENS` on CPU)."""
 
@@ -152,22 +151,12 @@ class HFMaskedScorer(HFBackend, _Scorer):
         name: str | None = None,
     ) -> None:
         self._settle(model_name_or_path, name, device, dtype, None, max_tokens, max_batch_size)
-        self.tokenizer, self.model, self.dtype = load_masked_lm(
-            self.model_name_or_path, revision=revision, device=self.device, dtype=dtype, parameter="mlm"
-        )
+        self._load_masked_lm(revision, dtype, "mlm")
         self.max_tokens = _budget(max_tokens, self.device, 8192)
         self.uncased = _lowercases(self.tokenizer)
         self._memo = {}
-        self._head = find_mask_head(self.model)
         self.max_length = int(min(self.tokenizer.model_max_length, 512))
-        self._identity = {
-            "backend": "hf-mlm-pll",
-            "backend_version": BACKEND_VERSION,
-            "model": model_id(self.model_name_or_path),
-            "revision": resolve_revision(self.model, self.model_name_or_path, revision),
-            "dtype": dtype_name(self.dtype),
-            "uncased": self.uncased,
-        }
+        self._identify("hf-mlm-pll", BACKEND_VERSION, uncased=self.uncased)
 
     def _encode(self, text: str) -> tuple[list[int], list[bool]]:
         encoded = self.tokenizer(
@@ -185,17 +174,11 @@ class HFMaskedScorer(HFBackend, _Scorer):
 
         texts = [ids for _, ids, _ in units]
         where = [int(p or 0) for _, _, p in units]
-        ids, attention = right_padded_tensors(texts, self.tokenizer.pad_token_id or 0)
         targets = torch.tensor([t[p] for t, p in zip(texts, where, strict=True)], device=self.device)
-        positions = torch.tensor(where)
-        rows = torch.arange(len(units))
-        ids[rows, positions] = self.tokenizer.mask_token_id
-        inputs = {"input_ids": ids.to(self.device), "attention_mask": attention.to(self.device)}
-        rows, positions = rows.to(self.device), positions.to(self.device)
         with torch.inference_mode():
-            logits = logits_at(self.model, self._head, inputs, rows, positions)
+            logits = self._mask_logits(texts, where, remask=True)
             log_probs = torch.log_softmax(logits if logits.dtype == torch.float64 else logits.float(), dim=-1)
-            values = log_probs[rows, targets].cpu().tolist()
+            values = log_probs[torch.arange(len(units), device=self.device), targets].cpu().tolist()
         return [{p: value} for p, value in zip(where, values, strict=True)]
 
 
@@ -226,8 +209,8 @@ class HFCausalScorer(_Scorer):
         self.max_tokens, self.max_batch_size = _budget(max_tokens, str(self.device), 1024), max_batch_size
         self.uncased = _lowercases(self.tokenizer)
         self._memo = {}
-        self.bos = self.tokenizer.bos_token or self.tokenizer.eos_token
-        if self.bos is None:
+        self.bos = self._lm.bos
+        if not self.bos:
             raise ConfigError(
                 f"{spec}: the tokenizer has neither a BOS nor an EOS token to start a sentence",
                 parameter="causal",
@@ -256,8 +239,7 @@ class HFCausalScorer(_Scorer):
         """log P(token_t | tokens before t) at every position t >= 1: one pass per sentence."""
         import torch
 
-        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        ids, attention = right_padded_tensors([ids for _, ids, _ in units], pad_id, str(self.device))
+        ids, attention = right_padded_tensors([ids for _, ids, _ in units], self._lm.pad_id, str(self.device))
         with torch.inference_mode():
             token_lp = next_token_log_probs(self.model, ids, attention).cpu().tolist()
         return [
