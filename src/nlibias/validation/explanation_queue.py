@@ -268,6 +268,11 @@ class AnnotationRound:
         hypotheses = tuple(hypotheses_queue(run_dir)) if with_hypotheses else None
         return cls(Path(run_dir), hypotheses, explained, AnnotationStore.for_run(run_dir))
 
+    @property
+    def queue(self) -> tuple[QueueRow, ...]:
+        """The hypotheses queue (``resolve``, ``export``, ``import``); an explained run's refusal."""
+        return self.hypotheses if self.hypotheses is not None else tuple(hypotheses_queue(self.run_dir))
+
     @cached_property
     def hypothesis_ids(self) -> set[str]:
         return {row.hypothesis_id for row in self.hypotheses or ()}
