@@ -7,7 +7,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlibias.benchmarks import sentence_pairs as readers
-from nlibias.benchmarks.base import Benchmark, Expander, Extra, Measures
+from nlibias.benchmarks.base import (
+    Benchmark,
+    Expander,
+    Extra,
+    Measures,
+    SentencePair,
+    premise_hypothesis_pairs,
+)
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA, expand_bbnli_source
 from nlibias.benchmarks.bbq import BBQ_COMMIT, BBQ_DATA, PROVENANCE, SOURCE, answer_rows, expand_bbq
 from nlibias.benchmarks.data_locations import PinnedData
@@ -41,7 +48,6 @@ from nlibias.report.tp_tables import format_pairs_expansion
 from nlibias.report.wq_nli_tables import format_wq_nli_tables
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
-from nlibias.schema.sentence_pairs import SentencePair, premise_hypothesis_pairs
 
 BBNLI = Benchmark(
     name="bbnli",
