@@ -169,11 +169,9 @@ def stratified_sample(
     for item in sorted(items, key=lambda it: it.item_id):
         groups.setdefault(strata_of[item.item_id], []).append(item)
     rng = random.Random(seed)
-    queues = []
-    for name in sorted(groups):
-        group = groups[name]
+    queues = [groups[name] for name in sorted(groups)]
+    for group in queues:
         rng.shuffle(group)
-        queues.append(group)
     chosen: list[ExplanationItem] = []
     depth = 0
     while len(chosen) < size and any(depth < len(group) for group in queues):
