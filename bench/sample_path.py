@@ -35,7 +35,7 @@ LAYERS = [
 ]  # fmt: skip
 _RANK = {package: len(LAYERS) - i for i, names in enumerate(LAYERS) for package in names.split()}
 _LEFT_OUT = (
-    "nlibias.schema.declared", "nlibias.runtime", "nlibias.metrics", "nlibias.models", "nlibias.catalog.kinds",
+    "nlibias.schema.declared", "nlibias.runtime", "nlibias.metrics", "nlibias.models", "nlibias.catalog.builtin",
     "nlibias.io.overwrites",  # the output guard compares paths (device, inode); it reads no sample
 )  # fmt: skip
 _NOT_PLACES = ("<", "__create_fn__")  # module and class bodies, comprehensions, dataclasses' methods

@@ -1,4 +1,4 @@
-"""Before/after comparison: paired differences (metrics) and pairs found from finetune.json (jobs)."""
+"""Before/after comparison (jobs.debias_compare): paired differences and pairs found from finetune.json."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlibias.errors import ConfigError
-from nlibias.jobs.debias_compare import compare_debiasing, find_pairs
-from nlibias.metrics.occupations import paired_differences
+from nlibias.jobs.debias_compare import compare_debiasing, find_pairs, paired_differences
 
 
 def test_paired_differences_by_hand_and_against_the_difference_of_means() -> None:

@@ -202,11 +202,11 @@ def metrics_metric_frame_module() -> None:
     """
 
 
-def metrics_occupations_paired_differences() -> None:
-    """Examples of ``nlibias.metrics.occupations.paired_differences``.
+def jobs_debias_compare_paired_differences() -> None:
+    """Examples of ``nlibias.jobs.debias_compare.paired_differences``.
 
     >>> import numpy as np
-    >>> from nlibias.metrics.occupations import paired_differences
+    >>> from nlibias.jobs.debias_compare import paired_differences
     >>> before = np.array([[1.0, 0.2, 1.0, 1.0], [0.0, 0.4, 0.0, 1.0]])
     >>> after = np.array([[1.0, 0.1, 0.0, 0.0], [1.0, 0.1, 0.0, 1.0]])
     >>> d = paired_differences(before, after, groups={}, bootstrap=0)["overall"]

@@ -25,7 +25,32 @@ from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.outputs import ModelOutputs
 from nlibias.schema.run_units import RunUnits
-from nlibias.schema.sentence_pairs import SentencePair
+
+
+@dataclass(frozen=True, slots=True)
+class SentencePair:
+    """Two sentences that differ only in the identity words, for token-probability bias
+    (docs/design.md, "Token probability (TP)").
+
+    >>> SentencePair("Women can't drive.", "Men can't drive.").texts
+    ("Women can't drive.", "Men can't drive.")
+    """
+
+    more: str
+    """The more-stereotypical sentence."""
+    less: str
+    """The less-stereotypical (counterfactual) sentence."""
+
+    @property
+    def texts(self) -> tuple[str, str]:
+        return self.more, self.less
+
+
+def premise_hypothesis_pairs(columns: SampleColumns) -> list[SentencePair | None]:
+    """The pair of each sample of a sentence-pair benchmark: (premise, hypothesis)."""
+    return [
+        SentencePair(p, h) for p, h in zip(columns.premise.tolist(), columns.hypothesis.tolist(), strict=True)
+    ]
 
 
 class Expansion(Protocol):

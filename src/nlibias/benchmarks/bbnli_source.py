@@ -29,7 +29,7 @@ from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 from nlibias.benchmarks.rows import Text, check_row, refuse
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample, Stereotype
-from nlibias.textio.text_files import read_csv_with_columns
+from nlibias.textio.text_files import read_csv_records
 
 BBNLI_COMMIT = "9f55895637b92a7e8ae29c07f9a769499e8287fe"
 
@@ -168,7 +168,7 @@ def read_bbnli_csv(path: str | Path) -> Expansion:
     position: Counter[tuple[str, str, int, str]] = Counter()
     rows = 0
     fix = f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}"
-    for line, raw in read_csv_with_columns(path, CSV_COLUMNS, fix=fix):
+    for line, raw in read_csv_records(path, required=CSV_COLUMNS, fix=fix):
         rows += 1
         row = check_row(CsvRow, path, line, raw)
         group_key = (row.subtopic, row.id)

@@ -23,7 +23,6 @@ from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import (
     csv_header,
     read_csv_records,
-    read_csv_with_columns,
     read_text,
     require_csv_columns,
 )
@@ -159,7 +158,7 @@ def _read_benchmark_pairs(
 ) -> list[Sample]:
     """The pairs of a benchmark's CSV, each row checked by ``model``."""
     samples: list[Sample] = []
-    for line, record in read_csv_with_columns(path, columns):
+    for line, record in read_csv_records(path, required=columns):
         index = (record.get("") or str(len(samples))).strip()
         row = check_row(model, path, line, record)
         samples.append(

@@ -24,7 +24,7 @@ from nlibias.benchmarks.rows import check_row, nonblank
 from nlibias.benchmarks.wq_tp import PREMISE
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample, Stereotype
-from nlibias.textio.text_files import read_csv_with_columns
+from nlibias.textio.text_files import read_csv_records
 
 SOURCE = "wq-nli"
 
@@ -361,7 +361,7 @@ def read_wq_nli(path: str | Path) -> list[WQTriple]:
     memo: dict[str, str | None] = {}
     triples: list[WQTriple] = []
     first_row: dict[tuple[str, str, str], int] = {}
-    for row, (line, record) in enumerate(read_csv_with_columns(path, COLUMNS), start=1):
+    for row, (line, record) in enumerate(read_csv_records(path, required=COLUMNS), start=1):
         cells = check_row(_Row, path, line, record)
         stereo, counter, hypothesis = cells.stereo_premise, cells.counter_premise, cells.hypothesis
         triple = parse_triple(row, line, stereo, counter, hypothesis, categories=categories, memo=memo)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from nlibias.schema.sentence_pairs import SentencePair
+from nlibias.benchmarks.base import SentencePair
 
 PREMISE = re.compile(r"^(?P<subject>.+?) (?P<copula>is|are) (?P<identity>.+?)\.?$")
 

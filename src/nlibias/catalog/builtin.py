@@ -1,13 +1,26 @@
 """The built-in benchmarks (:data:`BUILTIN`): BBNLI, WinoQueer-NLI, gender-occupation, the
-sentence-pair sets and BBQ; their measures: docs/design.md."""
+sentence-pair sets and BBQ, and the measures they share per predictor kind; their measures:
+docs/design.md."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from functools import partial, update_wrapper
 from typing import Any
 
 from nlibias.benchmarks import sentence_pairs as readers
-from nlibias.benchmarks.base import Benchmark, Expander, Extra, Measures
+from nlibias.benchmarks.base import (
+    Benchmark,
+    ColumnScorer,
+    Expander,
+    Extra,
+    Measures,
+    SentencePair,
+    TablesFormatter,
+    UnitsBuilder,
+    premise_hypothesis_pairs,
+)
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA, expand_bbnli_source
 from nlibias.benchmarks.bbq import BBQ_COMMIT, BBQ_DATA, PROVENANCE, SOURCE, answer_rows, expand_bbq
 from nlibias.benchmarks.data_locations import PinnedData
@@ -15,21 +28,31 @@ from nlibias.benchmarks.occupation_eval_sets import EVAL_SET_DATA
 from nlibias.benchmarks.occupations import expand_occupations
 from nlibias.benchmarks.wq_nli import WQ_NLI_DATA, expand_wq_nli
 from nlibias.benchmarks.wq_tp import recover_pair
-from nlibias.catalog.kinds import (
-    GENERATIVE_PAIR_MEASURES,
-    TOKEN_PROBABILITY,
-    generative_measures,
-    nli_measures,
-)
 from nlibias.metrics import occupations as occupation_metrics
 from nlibias.metrics import wq_nli as wq_nli_metrics
 from nlibias.metrics.bbnli_scorer import score_bbnli_probabilities
 from nlibias.metrics.bbq import BBQ_CITATION, BBQ_MEASURES, score_bbq_columns
-from nlibias.metrics.meta import MEASURES, OCCUPATION_MEASURES, WQ_NLI_MEASURES
-from nlibias.metrics.paired_units import bbnli_pair_units, bbq_template_units, occupation_units, wq_nli_units
+from nlibias.metrics.generative import prompt_sensitivity, score_generative_columns
+from nlibias.metrics.meta import (
+    EXPLANATION_MEASURES,
+    GENERATIVE_MEASURES,
+    MEASURES,
+    OCCUPATION_MEASURES,
+    TOKEN_PROBABILITY_MEASURES,
+    WQ_NLI_MEASURES,
+)
+from nlibias.metrics.paired_units import (
+    bbnli_pair_units,
+    bbq_template_units,
+    generative_gap_units,
+    occupation_units,
+    token_probability_units,
+    wq_nli_units,
+)
 from nlibias.metrics.pairing import pair_rows
-from nlibias.metrics.token_probability import wq_nli_item_agreement
+from nlibias.metrics.token_probability import score_token_probability_columns, wq_nli_item_agreement
 from nlibias.report.bbq_tables import format_bbq_expansion, format_bbq_tables
+from nlibias.report.generative_tables import format_generative_tables
 from nlibias.report.occupation_tables import format_occupations_expansion, format_occupations_tables
 from nlibias.report.tables import (
     format_bbnli_expansion,
@@ -37,11 +60,66 @@ from nlibias.report.tables import (
     format_tp_nli,
     format_wq_nli_expansion,
 )
-from nlibias.report.tp_tables import format_pairs_expansion
+from nlibias.report.tp_tables import format_pairs_expansion, format_tp_tables
 from nlibias.report.wq_nli_tables import format_wq_nli_tables
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.outputs import ModelOutputs
-from nlibias.schema.sentence_pairs import SentencePair, premise_hypothesis_pairs
+
+
+def nli_measures(
+    score_probabilities: ColumnScorer,
+    tables: TablesFormatter,
+    infos: Iterable[MeasureInfo],
+    units: UnitsBuilder | None = None,
+) -> Measures:
+    """Measures from a probability scorer (``score(columns, probs, *, labels=None, model,
+    bootstrap, seed)``), the ``infos`` it reports and their resampling ``units``.
+
+    >>> measures = nli_measures(score_bbnli_probabilities, format_bbnli_tables, MEASURES.values())
+    >>> measures.tables is format_bbnli_tables, measures.score.__name__, measures.infos[0].name
+    (True, 'score_bbnli_probabilities', 'accuracy')
+    """
+    score = partial(_probability_measures, score_probabilities)
+    update_wrapper(score, score_probabilities)
+    return Measures(score=score, tables=tables, infos=tuple(infos), units=units)
+
+
+def _probability_measures(
+    scorer: ColumnScorer, columns: SampleColumns, outputs: ModelOutputs, **options: Any
+) -> Any:
+    if outputs.labels is None:
+        return scorer(columns, outputs.probs, **options)
+    return scorer(columns, outputs.probs, labels=outputs.labels, **options)
+
+
+def generative_across(models: Mapping[str, Any]) -> dict[str, Any]:
+    return {"generative": {"prompt_sensitivity": prompt_sensitivity(models)}}
+
+
+def generative_measures(measures: Measures) -> Measures:
+    """``measures`` for generative LMs' answers, with the prompt sensitivity across models."""
+    return replace(measures, across=generative_across)
+
+
+GENERATIVE_PAIR_MEASURES = generative_measures(
+    Measures(
+        score=score_generative_columns,
+        tables=format_generative_tables,
+        infos=(*MEASURES.values(), *GENERATIVE_MEASURES.values(), *EXPLANATION_MEASURES.values()),
+        units=generative_gap_units,
+    )
+)
+"""Generative LMs' yes/no answers on pro/anti pairs: BBNLI's measures, answer rates and the
+explanation rates of ``nlibias explain``."""
+TOKEN_PROBABILITY = Measures(
+    score=score_token_probability_columns,
+    tables=format_tp_tables,
+    infos=tuple(TOKEN_PROBABILITY_MEASURES.values()),
+    units=token_probability_units,
+)
+"""Language models' sentence scores: token-probability bias (CrowS-Pairs, WinoQueer)."""
+
 
 BBNLI = Benchmark(
     name="bbnli",

@@ -23,7 +23,7 @@ from nlibias.errors import FileAccessError
 
 DISK_FULL = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded"}
 """What an OSError says when the device under a folder is full (every folder that names itself on
-it: temporary folders here, checkpoints in :mod:`nlibias.debias.checkpoints`)."""
+it: temporary folders here, checkpoints in :mod:`nlibias.debias.finetune_record`)."""
 _FIX = "set TMPDIR to a folder on a device with free space"
 
 

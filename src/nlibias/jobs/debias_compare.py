@@ -283,7 +283,7 @@ def seed_groups(
 
 
 def paired_differences(
-    before: Any, after: Any, *, groups: dict[str, Any], bootstrap: int, seed: int
+    before: Any, after: Any, *, groups: dict[str, Any], bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
     """After minus before of S, ΔP, B and S_3way (points) over the same pairs, overall and per
     group, with the gate's paired bootstrap intervals (:func:`nlibias.metrics.paired.compare_units`);
@@ -298,6 +298,8 @@ def paired_differences(
     (50.0, -20.0, -50.0, -50.0)
     """
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    if before.shape != after.shape:
+        raise ValueError(f"before has shape {before.shape} and after {after.shape}; pass the same pairs")
     either = np.isnan(before) | np.isnan(after)
     base = mean_units(np.where(either, np.nan, before), MEASURE_KEYS, groups=groups)
     cand = mean_units(np.where(either, np.nan, after), MEASURE_KEYS, groups=groups)

@@ -27,6 +27,7 @@ from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import json_object_or_none
 from nlibias.io.overwrites import refuse_overwrites, run_files
 from nlibias.io.stages import DONE, REDO, Stage, begin_stage, finish_stage, stage_status
+from nlibias.metrics.agreement import cohen_kappa
 from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD, LABELS
 from nlibias.runtime.build import build_predictors, check_label_map_applies, close_predictors
 from nlibias.runtime.model_set import ModelSet
@@ -35,7 +36,6 @@ from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, ShareAbove0, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
 from nlibias.schema.model_ref import ModelRef
-from nlibias.validation.agreement import cohen_kappa
 
 if TYPE_CHECKING:
     from nlibias.models.base import NLIClassifier

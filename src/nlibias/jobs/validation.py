@@ -12,7 +12,7 @@ from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.overwrites import refuse_overwrites, run_files
 from nlibias.schema.declared import PositiveInt, declared, one_or_many
-from nlibias.validation.explanation_queue import hypotheses_queue
+from nlibias.validation.explanation_queue import AnnotationRound
 from nlibias.validation.formats import (
     ExportFormat,
     ImportFormat,
@@ -23,7 +23,6 @@ from nlibias.validation.formats import (
 from nlibias.validation.resolve import parse_rule, resolution_summary, write_judgements
 from nlibias.validation.resolve import resolve as resolve_labels
 from nlibias.validation.status import unjudged_count, validation_status
-from nlibias.validation.store import AnnotationStore
 
 
 @dataclass(frozen=True)
@@ -85,10 +84,9 @@ def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: Positive
 
     >>> # nlibias.validation_resolve("runs/next", rule="majority")["status"]"""
     parsed = parse_rule(rule)
-    queue = hypotheses_queue(run_dir)
-    current = AnnotationStore.for_run(run_dir).current()
-    resolved = resolve_labels(queue, current, parsed, min_annotators=min_annotators)
-    path = write_judgements(run_dir, queue, resolved)
+    round_ = AnnotationRound.open(run_dir)
+    resolved = resolve_labels(round_.queue, round_.store.current(), parsed, min_annotators=min_annotators)
+    path = write_judgements(run_dir, round_.queue, resolved)
     # beside the judgements, for the dataset card: the rule, who judged and how far they agreed
     report = validation_status(run_dir, rule=parsed, min_annotators=min_annotators)
     keep = ("annotators", "items", "percent", "kappa", "kappa_kind")
@@ -111,9 +109,8 @@ def export(run_dir: str | Path, *, fmt: ExportFormat = "csv", out: str | Path | 
 
     >>> # nlibias.validation_export("runs/next", fmt="label-studio").text"""
     refuse_overwrites({"out": out}, {"run": run_files(run_dir)})  # the queue or the database, say
-    store = AnnotationStore.for_run(run_dir)
-    queue = hypotheses_queue(run_dir)
-    text = export_judgements(queue, store.current(), store.suggestions(), fmt=fmt)
+    round_ = AnnotationRound.open(run_dir)
+    text = export_judgements(round_.queue, round_.store.current(), round_.store.suggestions(), fmt=fmt)
     if out is not None:
         atomic_write_text(out, text)
     return ExportResult(fmt, text, None if out is None else Path(out))
@@ -130,10 +127,10 @@ def import_judgements(
 
     >>> # nlibias.validation_import("runs/next", "judged.csv", annotator="ana").answers"""
     file = Path(file)
-    queue = hypotheses_queue(run_dir)
-    answers = read_import(file, queue, fmt=fmt, default_annotator=annotator)
-    store = AnnotationStore.for_run(run_dir)
-    rows = store_imported(store, answers, source=f"import:{file.name}")
+    round_ = AnnotationRound.open(run_dir)
+    answers = read_import(file, round_.queue, fmt=fmt, default_annotator=annotator)
+    rows = store_imported(round_.store, answers, source=f"import:{file.name}")
     annotators = tuple(sorted({a.annotator for a in answers}))
-    unjudged = unjudged_count(queue, store.current())
-    return ImportResult(file, len(answers), rows, annotators, unjudged_hypotheses=unjudged, queue=len(queue))
+    unjudged = unjudged_count(round_.queue, round_.store.current())
+    queued = len(round_.queue)
+    return ImportResult(file, len(answers), rows, annotators, unjudged_hypotheses=unjudged, queue=queued)

@@ -15,7 +15,6 @@ import numpy as np
 
 from nlibias.errors import DataError
 from nlibias.metrics.meta import OCCUPATION_MEASURES
-from nlibias.metrics.metric_frame import units_frame
 from nlibias.metrics.pairing import ANTI, PRO, pair_codes, provenance_labels
 from nlibias.metrics.probabilities import ProbabilityPairs, refuse_missing_probabilities
 from nlibias.schema.columns import SampleColumns
@@ -145,26 +144,6 @@ def dominant_gender_by_occupation(groups: Mapping[str, Any]) -> dict[str, str]:
     for occupation, gender in zip(occupations, genders, strict=True):
         seen.setdefault(str(occupation), set()).add(str(gender))
     return {name: "/".join(sorted(labels)) for name, labels in sorted(seen.items())}
-
-
-def paired_differences(
-    before: np.ndarray,
-    after: np.ndarray,
-    *,
-    groups: Mapping[str, Sequence[Any]],
-    bootstrap: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> dict[str, Any]:
-    """After minus before of each measure (points) over the same pairs, a paired bootstrap."""
-    before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
-    if before.shape != after.shape:
-        raise ValueError(f"before has shape {before.shape} and after {after.shape}; pass the same pairs")
-    options: dict[str, Any] = {"bootstrap": bootstrap, "seed": seed, "confidence": confidence}
-    frame = units_frame(
-        after - before, MEASURE_KEYS, groups=groups, count_measures=(), n_key="n_pairs", **options
-    )
-    return frame.to_dict()
 
 
 OCCUPATION_PAIRS = ProbabilityPairs(

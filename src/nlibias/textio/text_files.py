@@ -46,6 +46,8 @@ def read_csv_records(
     >>> _ = path.write_text('a,b\\n1,"two, three"\\n\\n4,5\\n')
     >>> list(read_csv_records(path))
     [(2, {'a': '1', 'b': 'two, three'}), (4, {'a': '4', 'b': '5'})]
+    >>> next(read_csv_records(path, required=("a", "b")))
+    (2, {'a': '1', 'b': 'two, three'})
     """
     lines = io.StringIO(text, newline="") if text is not None else stream_lines(path)
     reader = csv.reader(lines, strict=True)
@@ -56,20 +58,6 @@ def read_csv_records(
     for line, row in _rest(path, reader):
         check_row_width(path, line, row, header)
         yield line, dict(zip(header, row, strict=True))
-
-
-def read_csv_with_columns(
-    path: str | Path, required: Iterable[str], *, fix: str | None = None
-) -> Iterator[tuple[int, dict[str, str]]]:
-    """:func:`read_csv_records` of ``path`` once its header holds every ``required`` column.
-
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
-    >>> _ = path.write_text("a,b\\n1,2\\n")
-    >>> list(read_csv_with_columns(path, ("a", "b")))
-    [(2, {'a': '1', 'b': '2'})]
-    """
-    return read_csv_records(path, None, required, fix)
 
 
 def require_csv_columns(

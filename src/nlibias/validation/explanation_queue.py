@@ -169,11 +169,9 @@ def stratified_sample(
     for item in sorted(items, key=lambda it: it.item_id):
         groups.setdefault(strata_of[item.item_id], []).append(item)
     rng = random.Random(seed)
-    queues = []
-    for name in sorted(groups):
-        group = groups[name]
+    queues = [groups[name] for name in sorted(groups)]
+    for group in queues:
         rng.shuffle(group)
-        queues.append(group)
     chosen: list[ExplanationItem] = []
     depth = 0
     while len(chosen) < size and any(depth < len(group) for group in queues):
@@ -267,6 +265,11 @@ class AnnotationRound:
         with_hypotheses = (Path(run_dir) / QUEUE_CSV).exists() or explained is None
         hypotheses = tuple(hypotheses_queue(run_dir)) if with_hypotheses else None
         return cls(Path(run_dir), hypotheses, explained, AnnotationStore.for_run(run_dir))
+
+    @property
+    def queue(self) -> tuple[QueueRow, ...]:
+        """The hypotheses queue (``resolve``, ``export``, ``import``); an explained run's refusal."""
+        return self.hypotheses if self.hypotheses is not None else tuple(hypotheses_queue(self.run_dir))
 
     @cached_property
     def hypothesis_ids(self) -> set[str]:
