@@ -130,7 +130,7 @@ class ScoredRun:
         asked: Any,
     ) -> ScoredRun:
         """The run's outputs on ``columns``, the samples it was scored on."""
-        kept, outputs = model_outputs(columns, rows, metrics.get("predictor_kinds") or {})
+        kept, outputs = model_outputs(columns, rows, metrics.get("predictor_kinds", {}))
         ids = [columns.ids[i] for i in kept]
         by_id = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
         if not np.array_equal(by_id, np.arange(len(ids))):
