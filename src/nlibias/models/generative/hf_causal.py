@@ -25,7 +25,7 @@ from nlibias.models.generative.prefix_sharing import PrefixBatch, Stage, group_b
 from nlibias.models.generative.records import AnswerBatch
 from nlibias.models.generative.scoring import (
     answer_records,
-    left_padded_tensors,
+    padded_tensors,
     staged_last_logits,
     supports_staged_forward,
 )
@@ -286,7 +286,7 @@ class HFCausalLM:
         )
         for batch in batches:
             rows = [sequences[i] for i in batch]
-            input_ids, mask = left_padded_tensors(rows, pad_id, self.device)
+            input_ids, mask = padded_tensors(rows, pad_id, self.device, left=True)
             real, padded = sum(len(r) for r in rows), max(len(r) for r in rows) * len(rows)
             with torch.inference_mode():
                 limits = {"max_new_tokens": max_new_tokens, "eos_token_id": eos, "pad_token_id": pad_id}
