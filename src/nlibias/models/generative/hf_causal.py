@@ -34,7 +34,7 @@ from nlibias.models.generative.sources import local_source as local_source
 from nlibias.models.generative.sources import smollm2_gguf_path as smollm2_gguf_path
 from nlibias.models.hf_common import choose_device, choose_dtype, dtype_kwargs, load_pretrained
 from nlibias.models.library_bars import quiet_loading
-from nlibias.schema.predictor_kinds import GenerativeMode
+from nlibias.schema.model_keys import GenerativeMode
 from nlibias.textio.env_paths import env_path
 
 MIN_PREFIX_SAVING = 0.2
