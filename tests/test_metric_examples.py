@@ -647,7 +647,7 @@ def schema_prediction_rows_module() -> None:
     """
 
 
-def schema_predictor_kinds_check_mode() -> None:
+def schema_model_keys_check_mode() -> None:
     """Examples of ``nlibias.schema.model_keys.check_mode``.
 
     >>> from nlibias.schema.model_keys import check_mode

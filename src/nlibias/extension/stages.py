@@ -56,7 +56,7 @@ from nlibias.models.mlm.causal_fill import stopwords_hash
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.models.mlm.model_names import loading_as
 from nlibias.schema import Sample
-from nlibias.schema.model_ref import ModelRef, split_fill_spec, without_options
+from nlibias.schema.model_ref import ModelRef, split_fill_spec
 
 if TYPE_CHECKING:
     from nlibias.extension.pipeline import Pipeline
@@ -292,7 +292,7 @@ SPEED_ONLY = frozenset({"device", "threads", "max_tokens", "max_batch_size"})
 def model_files(model: str, revision: str | None) -> str | None:
     """A model's identity as one string: a local directory's file hash, ``commit:<sha>`` for a hub id
     (None when unresolved, and for a fake)."""
-    identity = model_identity(without_options(model), revision)
+    identity = model_identity(ModelRef.named(model).base, revision)
     if identity["files_sha256"] is not None:
         return str(identity["files_sha256"])
     return f"commit:{identity['revision']}" if identity["revision"] is not None else None
