@@ -78,7 +78,7 @@ def main() -> None:
     from nlibias.jobs.demo import sample_pairs_stratified
     from nlibias.models.generative.hf_causal import CausalLMSource, HFCausalLM
     from nlibias.models.generative.prompts import PROMPT_STYLES
-    from nlibias.schema.predictor_kinds import GenerativeMode
+    from nlibias.schema.model_keys import GenerativeMode
 
     bias = expand_bbnli(resolve_data(BBNLI_DATA)).bias_samples
     if args.premises > 0:

@@ -84,8 +84,7 @@ def score(rows: Rows, outputs: list[str]) -> dict[str, Any]:
 
 
 def run(models: list[str], device: str | None) -> dict[str, Any]:
-    from nlibias.debias.her_resolver import HerResolver
-    from nlibias.debias.swap import CUE, DEFAULT, Swapper
+    from nlibias.debias.swap import CUE, DEFAULT, HerResolver, Swapper
     from nlibias.debias.wordlists import winobias_list
 
     swapper = Swapper(winobias_list())

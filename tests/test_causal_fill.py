@@ -12,7 +12,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from nlibias.errors import ConfigError  # noqa: E402
-from nlibias.models.mlm.causal_fill import CausalLMFiller, MaskedText, split_fill_spec  # noqa: E402
+from nlibias.models.mlm.causal_fill import CausalLMFiller, MaskedText  # noqa: E402
+from nlibias.schema.model_ref import split_fill_spec  # noqa: E402
 from nlibias.testing.causal_fill_reference import reference_fill  # noqa: E402
 
 TEXTS = [

@@ -13,8 +13,7 @@ import pytest
 
 from conftest import skip_without_smollm2
 from nlibias.debias.augment import SUMMARY_FILE, TRAIN_FILE, augment_gender_swap
-from nlibias.debias.her_resolver import MAX_JOINT, HerResolver, candidate_picks
-from nlibias.debias.swap import CUE, DEFAULT, Swapper
+from nlibias.debias.swap import CUE, DEFAULT, MAX_JOINT, HerResolver, Swapper, candidate_picks
 from nlibias.debias.wordlists import winobias_list
 from nlibias.errors import ConfigError
 

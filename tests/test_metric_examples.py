@@ -647,10 +647,10 @@ def schema_prediction_rows_module() -> None:
     """
 
 
-def schema_predictor_kinds_check_mode() -> None:
-    """Examples of ``nlibias.schema.predictor_kinds.check_mode``.
+def schema_model_keys_check_mode() -> None:
+    """Examples of ``nlibias.schema.model_keys.check_mode``.
 
-    >>> from nlibias.schema.predictor_kinds import check_mode
+    >>> from nlibias.schema.model_keys import check_mode
     >>> check_mode("scored")
     'scored'
     >>> check_mode("greedy")

@@ -43,7 +43,7 @@ def test_the_extension_fill_model_takes_hf(tiny_mlm_dir: Path) -> None:
 def test_the_her_model_takes_its_kind(
     tiny_mlm_dir: Path, tiny_causal_dir: Path, prefix: str, scorer: str
 ) -> None:
-    from nlibias.debias.her_resolver import HerResolver
+    from nlibias.debias.swap import HerResolver
 
     model = tiny_mlm_dir if scorer == "mlm" else tiny_causal_dir
     assert HerResolver.load(f"{prefix}{model}").scorer.kind == scorer

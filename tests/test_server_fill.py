@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from nlibias.errors import ConfigError
-from nlibias.models.mlm.causal_fill import is_word_piece, split_fill_spec
+from nlibias.models.mlm.causal_fill import is_word_piece
 from nlibias.models.mlm.hf import is_whole_word
 from nlibias.models.mlm.server_fill import ServerCausalFiller
+from nlibias.schema.model_ref import split_fill_spec
 
 WORDS = ["men", "women", "are", "less", "good", "kind", "rational", "at", "work", "the", "a", "of", "home"]
 PIECES = ["go", "od", "ki", "nd", "ra", "tion", "al", "ly", "er", "wo", "ho", "me", "ss", "le"]

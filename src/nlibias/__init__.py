@@ -53,8 +53,7 @@ if TYPE_CHECKING:
     from nlibias.schema import Prediction, Sample
     from nlibias.schema.columns import SampleColumns
     from nlibias.schema.measure_info import MeasureInfo
-    from nlibias.schema.outputs import ModelOutputs
-    from nlibias.schema.run_units import RunUnits
+    from nlibias.schema.outputs import ModelOutputs, RunUnits
     from nlibias.validation.prescreen import run_prescreen as validation_prescreen
 
 _LAZY = {
@@ -69,7 +68,7 @@ _LAZY = {
     "ModelSet": "nlibias.runtime.model_set",
     "SampleColumns": "nlibias.schema.columns",
     "ModelOutputs": "nlibias.schema.outputs",
-    "RunUnits": "nlibias.schema.run_units",
+    "RunUnits": "nlibias.schema.outputs",
     "register_benchmark": "nlibias.catalog.registry",
     "NLIClassifier": "nlibias.models.base",
     "extend": "nlibias.jobs.extend",

@@ -23,8 +23,7 @@ from nlibias.errors import ConfigError, DataError
 from nlibias.schema import Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import MeasureInfo
-from nlibias.schema.outputs import ModelOutputs
-from nlibias.schema.run_units import RunUnits
+from nlibias.schema.outputs import ModelOutputs, RunUnits
 
 
 @dataclass(frozen=True, slots=True)

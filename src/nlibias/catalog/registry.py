@@ -30,9 +30,8 @@ from nlibias.report.load import Run
 from nlibias.schema import Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.declared import declared
-from nlibias.schema.outputs import ModelOutputs
+from nlibias.schema.outputs import ModelOutputs, RunUnits
 from nlibias.schema.plugin_origin import PluginOrigin, duplicate_names, load_failure
-from nlibias.schema.run_units import RunUnits
 
 if TYPE_CHECKING:
     from nlibias.runtime.model_set import ModelSet

@@ -30,8 +30,7 @@ from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 
 from nlibias.benchmarks.occupation_list import load_occupations
 from nlibias.debias.finetune_checks import check_split_applies
-from nlibias.debias.her_resolver import DEFAULT_HER_MODEL, HerChoice, HerModel, HerResolver
-from nlibias.debias.swap import Swapper, SwapPlan
+from nlibias.debias.swap import DEFAULT_HER_MODEL, HerChoice, HerModel, HerResolver, Swapper, SwapPlan
 from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_training_set
 from nlibias.debias.wordlists import read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError

@@ -39,16 +39,13 @@ from nlibias.extension.config_rules import (
     refuse_set,
 )
 from nlibias.models.batching import check_batch_limits
-from nlibias.models.generative.sources import gguf_file_problem, is_gguf_name
+from nlibias.models.generative.sources import gguf_file_problem
 from nlibias.models.hf_common import check_speed_values
-from nlibias.models.mlm.causal_fill import split_fill_spec
-from nlibias.models.mlm.fill_spec import fill_kind_problem, pinned_in_name
-from nlibias.models.mlm.model_names import missing_path
 from nlibias.models.registry import classifier_kind_problem
 from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import Seed, problems, source_error
-from nlibias.schema.model_ref import ModelRef, split_kind, without_options
+from nlibias.schema.model_ref import ModelRef, fill_kind_problem, split_fill_spec
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
@@ -265,16 +262,17 @@ class ExtendConfig(_Strict):
 
 def _gguf_problem(spec: str) -> str | None:
     """Why a ``.gguf`` model path is no GGUF file (a text file, a cut-short one)."""
-    target = without_options(split_kind(spec)[1])
+    target = ModelRef.named(spec).name
     if not target.lower().endswith(".gguf") or not Path(target).expanduser().is_file():
         return None
     problem = gguf_file_problem(Path(target).expanduser())
     return None if problem is None else f"the file {problem}"
 
 
-def _is_gguf(kind: str, spec: str, target: str) -> bool:
+def _is_gguf(kind: str, spec: str) -> bool:
     """A causal fill read from a GGUF file: the embedded SmolLM2 or a ``.gguf`` path (``gguf:`` too)."""
-    return kind == "causal" and (split_kind(spec)[0] == "gguf" or is_gguf_name(without_options(target)))
+    ref = ModelRef.named(spec)
+    return kind == "causal" and (ref.kind == "gguf" or ref.is_gguf)
 
 
 _SECTIONS: dict[str, type[BaseModel]] = {
@@ -329,7 +327,7 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
         problem = kind_problem(spec)
         if problem is not None:
             return key, problem
-        problem = missing_path(spec) or _gguf_problem(spec)
+        problem = ModelRef.named(spec).missing_path or _gguf_problem(spec)
         if problem is not None:
             return key, f"{spec!r}: {problem}"
     if config.mlm.model in config.filter.compare_fills:
@@ -345,13 +343,14 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     fills = [config.mlm.model, *config.filter.compare_fills]
     kinds = [split_fill_spec(f) for f in fills]
     kind, target = kinds[0]
-    pinned = kind == "causal" and not ModelRef.unread(target).is_server and pinned_in_name(target)
+    fill = ModelRef.named(target)
+    pinned = kind == "causal" and not fill.is_server and fill.pinned[1] is not None
     if config.mlm.revision and pinned:
         return "mlm.revision", (
             f"the fill model {config.mlm.model!r} is pinned in its name (@REV), which is the revision "
             f"it loads; give the revision once: remove mlm.revision ({config.mlm.revision!r}) or the @REV"
         )
-    files = [f for f, (kind, target) in zip(fills, kinds, strict=True) if _is_gguf(kind, f, target)]
+    files = [f for f, (kind, _) in zip(fills, kinds, strict=True) if _is_gguf(kind, f)]
     if config.mlm.revision and files and len(files) == sum(fill_loads_weights(f) for f in fills):
         return "mlm.revision", (
             f"a revision applies to hub models and local directories, and every fill model that loads "

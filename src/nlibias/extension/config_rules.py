@@ -19,7 +19,7 @@ from pydantic import AfterValidator, BaseModel
 
 from nlibias.errors import ConfigError
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.model_ref import ModelRef, split_kind
+from nlibias.schema.model_ref import ModelRef
 
 LOADING = "models that load their weights here"
 T = TypeVar("T")
@@ -80,9 +80,9 @@ def listed_once(items: list[str]) -> list[str]:
 def fill_loads_weights(spec: str) -> bool:
     """Whether a fill model takes ``mlm.device``, ``mlm.dtype`` and ``mlm.revision``: neither the
     fake nor a server (also behind ``causal:``/``gguf:``)."""
-    kind, rest = split_kind(spec)
-    served = kind in ("causal", "gguf") and ModelRef.unread(rest).is_server
-    return ModelRef.unread(spec).loads_weights_here and not served
+    ref = ModelRef.unread(spec)
+    served = ref.kind in ("causal", "gguf") and ModelRef.unread(ref.name).is_server
+    return ref.loads_weights_here and not served
 
 
 def not_loaded(spec: str) -> str:

@@ -16,15 +16,14 @@ from nlibias.extension.config import MLMConfig
 from nlibias.extension.filtering import filter_candidates
 from nlibias.extension.masked_templates import SOURCE, MaskedSample, load_stopwords, original_hypothesis
 from nlibias.models.base import NLIClassifier
-from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
-from nlibias.models.mlm.fill_spec import pinned_in_name
+from nlibias.models.mlm.causal_fill import CausalLMFiller
 from nlibias.models.mlm.mask_filler import MASK, FakeMaskFiller, FillCandidate, MaskFiller, check_fill_batch
 from nlibias.models.mlm.server_fill import ServerCausalFiller
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.classifier import predict_pairs
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import LABELS, Sample
-from nlibias.schema.model_ref import MASKED_LM_KINDS, ModelRef
+from nlibias.schema.model_ref import MASKED_LM_KINDS, ModelRef, split_fill_spec
 
 
 @dataclass(frozen=True)
@@ -189,7 +188,7 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
         return None
     if ModelRef.unread(target).is_server:
         return ServerCausalFiller(target, stopwords=load_stopwords(settings.stopwords), name=settings.model)
-    if settings.revision and not pinned_in_name(target):
+    if settings.revision and ModelRef.named(target).pinned[1] is None:
         ref = ModelRef.parse(target, parameter="fill_model")
         target = str(ModelRef(ref.kind, f"{ref.name}@{settings.revision}", ref.option_items))
     loading = {**settings.loading(), "max_tokens": min(settings.max_tokens, 2048)}

@@ -50,14 +50,13 @@ from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import iter_jsonl, read_json_file
 from nlibias.io.stages import fingerprint, model_identity
 from nlibias.models.base import NLIClassifier
-from nlibias.models.generative.sources import is_gguf_name
 from nlibias.models.hf_common import checkpoint_dtype, dtype_choice
 from nlibias.models.hub_reach import hub_file
-from nlibias.models.mlm.causal_fill import split_fill_spec, stopwords_hash
+from nlibias.models.mlm.causal_fill import stopwords_hash
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.models.mlm.model_names import loading_as
 from nlibias.schema import Sample
-from nlibias.schema.model_ref import ModelRef, without_options
+from nlibias.schema.model_ref import ModelRef, split_fill_spec
 
 if TYPE_CHECKING:
     from nlibias.extension.pipeline import Pipeline
@@ -293,7 +292,7 @@ SPEED_ONLY = frozenset({"device", "threads", "max_tokens", "max_batch_size"})
 def model_files(model: str, revision: str | None) -> str | None:
     """A model's identity as one string: a local directory's file hash, ``commit:<sha>`` for a hub id
     (None when unresolved, and for a fake)."""
-    identity = model_identity(without_options(model), revision)
+    identity = model_identity(ModelRef.named(model).base, revision)
     if identity["files_sha256"] is not None:
         return str(identity["files_sha256"])
     return f"commit:{identity['revision']}" if identity["revision"] is not None else None
@@ -317,10 +316,10 @@ def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> 
 
 def _checkpoint_dtype(model: str) -> str:
     """The dtype ``model``'s config records (local directory or hub cache); ``"auto"`` when at neither."""
-    model = without_options(model)  # "causal:./m?beam=8" names the directory ./m
-    ref = ModelRef.unread(model)
+    ref = ModelRef.named(model)  # "causal:./m?beam=8" names the directory ./m
+    model = ref.base
     name = ref.name if ref.kind.isidentifier() and not Path(model).exists() else model
-    if is_gguf_name(name):
+    if ModelRef("", name).is_gguf:
         return "float32"  # a GGUF file (the embedded SmolLM2 is one) is dequantised on loading
     config: Path | None = Path(name).expanduser() / "config.json"
     if config is None or not config.is_file():  # a hub model: the cache, else one download

@@ -26,7 +26,7 @@ from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import flat_keys, sha256_file
 from nlibias.io.jsonl import json_object_or_none
-from nlibias.models.generative.sources import is_gguf_name, local_source
+from nlibias.models.generative.sources import local_source
 from nlibias.models.hub_reach import hub_file
 from nlibias.schema.model_ref import ModelRef
 
@@ -96,7 +96,7 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
     if ref.is_fake:
         return {"name": model, "kind": "hub", "revision": None, "files_sha256": None}
     name = after_kind or model
-    if is_gguf_name(name):
+    if ModelRef("", name).is_gguf:
         return {"name": model, "kind": "local", "revision": None, "files_sha256": _gguf_weights(name)}
     found = hub_file(name, "config.json", revision)
     commit = Path(found).parent.name if found is not None else None

@@ -27,7 +27,7 @@ from nlibias.debias.finetune_checks import (
     check_training_set,
 )
 from nlibias.debias.finetune_record import read_record
-from nlibias.debias.her_resolver import check_her
+from nlibias.debias.swap import check_her
 from nlibias.debias.training_rows import TrainingSet
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError

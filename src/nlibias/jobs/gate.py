@@ -44,7 +44,7 @@ from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, format_value, headline_i
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared, problems
 from nlibias.schema.measure_info import MeasureInfo
-from nlibias.schema.run_units import RunUnits
+from nlibias.schema.outputs import RunUnits
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -33,8 +33,8 @@ from nlibias.runtime.options import CacheOption, cache_file
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import METRICS_FILE
+from nlibias.schema.model_keys import PredictorKind
 from nlibias.schema.outputs import ModelOutputs
-from nlibias.schema.predictor_kinds import PredictorKind
 from nlibias.version import __version__
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from nlibias.metrics.metric_frame import group_positions, slice_rng
 from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 from nlibias.schema.measure_info import MeasureInfo
-from nlibias.schema.run_units import RunUnits
+from nlibias.schema.outputs import RunUnits
 
 Worse = Literal["away_from_neutral", "towards_stereotype"]
 """Which change counts against a candidate: farther from "no bias", or towards the stereotype."""

@@ -20,8 +20,7 @@ from nlibias.metrics.token_probability import TP_MEASURES, scored_pairs, tp_unit
 from nlibias.metrics.wq_nli import M_KEYS, arrange_column_rows, wq_conditions
 from nlibias.schema import Prediction
 from nlibias.schema.columns import IdPositions, SampleColumns
-from nlibias.schema.outputs import ModelOutputs
-from nlibias.schema.run_units import RunUnits
+from nlibias.schema.outputs import ModelOutputs, RunUnits
 
 
 def bbnli_pair_units(columns: SampleColumns, outputs: ModelOutputs, model: str) -> RunUnits:

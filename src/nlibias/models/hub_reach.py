@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from nlibias.errors import ConfigError
-from nlibias.models.generative.sources import is_gguf_name
+from nlibias.schema.model_ref import ModelRef
 
 PROBE_SECONDS = 3.0
 _PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
@@ -92,7 +92,7 @@ def hub_file(repo_id: str, filename: str, revision: str | None = None) -> str | 
     """
     from huggingface_hub import constants, hf_hub_download
 
-    if is_gguf_name(repo_id):
+    if ModelRef("", repo_id).is_gguf:
         return None
     cached = cached_hub_file(repo_id, filename, revision or "main")
     if cached is not None or constants.HF_HUB_OFFLINE:

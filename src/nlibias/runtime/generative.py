@@ -22,10 +22,9 @@ from nlibias.runtime.choices import predict_choices
 from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction
-from nlibias.schema.model_keys import model_key
+from nlibias.schema.model_keys import GenerativeMode, check_mode, model_key
 from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE
-from nlibias.schema.predictor_kinds import GenerativeMode, check_mode
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import BenchmarkSamples

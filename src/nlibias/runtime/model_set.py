@@ -21,9 +21,8 @@ from nlibias.models.mlm.model_names import check_model_path
 from nlibias.models.tp.base import check_variant
 from nlibias.runtime.contract import Predictor
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.model_keys import check_model_spec
+from nlibias.schema.model_keys import PredictorKind, check_model_spec
 from nlibias.schema.model_ref import ModelRef, Role
-from nlibias.schema.predictor_kinds import PredictorKind
 
 ModelSpec = str | ModelRef | Predictor
 """A model's name or path (or its :class:`ModelRef`), or a predictor object."""

@@ -33,7 +33,7 @@ from nlibias.schema.declared import (
     settings_error,
     unknown_argument,
 )
-from nlibias.schema.predictor_kinds import check_mode
+from nlibias.schema.model_keys import check_mode
 
 SCORED_APPLIES = AppliesTo(  # how scored options are compared means nothing to generated answers
     "scored answers",

@@ -14,9 +14,8 @@ from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction
-from nlibias.schema.model_keys import tp_model_key
+from nlibias.schema.model_keys import PredictorKind, tp_model_key
 from nlibias.schema.model_ref import CAUSAL_LM_KINDS, MASKED_LM_KINDS, ModelRef
-from nlibias.schema.predictor_kinds import PredictorKind
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import BenchmarkSamples

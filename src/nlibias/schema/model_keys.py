@@ -1,14 +1,43 @@
-"""Model keys, the names results are reported under: a classifier's name, a generative LM's
+"""Predictor kinds (what a predictor's outputs are, which decides their measures), their variants,
+and model keys, the names results are reported under: a classifier's name, a generative LM's
 ``MODEL|prompt=STYLE|MODE``, a sentence scorer's ``MODEL|tp=VARIANT``.
+
+>>> PREDICTOR_KINDS
+('classifier', 'generative', 'sentence-logprob')
+>>> MODES, TP_VARIANTS
+(('scored', 'generated'), ('shared', 'whole'))
 """
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, Literal, NoReturn, get_args
 
 from nlibias.errors import ConfigError
+from nlibias.schema.declared import declared
 from nlibias.schema.model_ref import ModelRef
-from nlibias.schema.predictor_kinds import MODES, TP_VARIANTS
+
+PredictorKind = Literal["classifier", "generative", "sentence-logprob"]
+PREDICTOR_KINDS: tuple[str, ...] = get_args(PredictorKind)
+"""3-way NLI probabilities; yes/no answers of a prompted LM; log-likelihoods of a sentence pair."""
+
+GenerativeMode = Literal["scored", "generated"]
+MODES: tuple[str, ...] = get_args(GenerativeMode)
+"""Answer words scored in one forward pass, or generated text."""
+
+
+def check_mode(mode: Any) -> GenerativeMode:
+    """``mode`` held to :data:`GenerativeMode`."""
+    return _declared_mode(mode)
+
+
+@declared
+def _declared_mode(mode: GenerativeMode) -> GenerativeMode:
+    return mode
+
+
+TPVariant = Literal["shared", "whole"]
+TP_VARIANTS: tuple[str, ...] = get_args(TPVariant)
+"""``shared``: sum over the tokens both sentences share (CrowS-Pairs); ``whole``: every token (lm-eval)."""
 
 
 def tp_model_key(model: str, variant: str) -> str:

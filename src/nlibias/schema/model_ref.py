@@ -47,6 +47,10 @@ _ARCHITECTURE_ROLES: dict[str, Role] = {
     "ForMaskedLM": "masked",
 }
 """The ending of a Hugging Face ``config.json`` architecture → the role it is made for."""
+FillKind = Literal["causal", "masked", "fake"]
+"""Which filler a fill model is: a causal LM, a masked LM or the fake."""
+FILL_KINDS = (*LOADER_KINDS, "fake", *SERVER_KINDS)
+"""The kinds a fill model may be written with."""
 
 
 def split_kind(text: str) -> tuple[str, str]:
@@ -100,6 +104,15 @@ class ModelRef:
         ModelRef(kind='prompt', name='smollm2?prompt=a.txt', option_items=())
         """
         return cls(*split_kind(text))
+
+    @classmethod
+    def named(cls, text: str) -> ModelRef:
+        """Its kind and name, ``?options`` dropped unread; never refuses.
+
+        >>> ModelRef.named("causal:./m?beam=8")
+        ModelRef(kind='causal', name='./m', option_items=())
+        """
+        return cls(*split_kind(without_options(text)))
 
     @property
     def options(self) -> Mapping[str, str]:
@@ -185,6 +198,23 @@ class ModelRef:
         return None
 
     @property
+    def missing_path(self) -> str | None:
+        """Why a name that can only be a local path names nothing (``None``: no problem).
+
+        >>> ModelRef.named("./no/such/model").missing_path
+        'the local path ./no/such/model does not exist (no such file or directory; check the path, or name a hub model as org/name)'
+        >>> ModelRef.named("org/name").missing_path is None
+        True
+        """
+        path = self.local_path
+        if path is None or Path(path).expanduser().exists():
+            return None
+        return (
+            f"the local path {path} does not exist "
+            "(no such file or directory; check the path, or name a hub model as org/name)"
+        )
+
+    @property
     def role(self) -> Role | None:
         """What it names, read from its kind, an alias or a local or cached ``config.json``; None: unknown.
 
@@ -231,6 +261,48 @@ class ModelRef:
     def __str__(self) -> str:
         query = "&".join(f"{key}={value}" for key, value in self.option_items)
         return f"{self.base}?{query}" if query else self.base
+
+
+def split_fill_spec(spec: str) -> tuple[FillKind, str]:
+    """Which kind of fill a spec names, and the spec without its kind prefix; no prefix:
+    ``smollm2``, ``.gguf`` and causal ``config.json``'s are causal, else a masked LM.
+
+    >>> split_fill_spec("fake:x")[0], split_fill_spec("masked:./bert")
+    ('fake', ('masked', './bert'))
+    >>> split_fill_spec("openai:http://127.0.0.1:8080/v1#m")
+    ('causal', 'openai:http://127.0.0.1:8080/v1#m')
+    """
+    ref = ModelRef.unread(spec)
+    if ref.kind in ("causal", "gguf"):
+        return "causal", ref.name
+    if ref.kind in ("masked", "mlm"):
+        return "masked", ref.name
+    if ref.is_server or ref.is_fake:
+        return ("causal" if ref.is_server else "fake"), spec
+    base = without_options(spec)
+    causal = ModelRef("", base).is_gguf or ModelRef.unread(base).role == "generative"  # its config.json
+    return ("causal" if causal else "masked"), spec
+
+
+def fill_kind_problem(spec: str) -> str | None:
+    """Why no filler reads ``spec``'s kind, or the classifier its ``config.json`` names (``None``: one does).
+
+    >>> fill_kind_problem("prompt:smollm2")
+    "unknown fill model kind 'prompt' in 'prompt:smollm2' (a prompted LM is a filter model). Known: causal, gguf, masked, mlm, hf, fake, openai, openai-completions"
+    >>> fill_kind_problem("causal:smollm2") is None, fill_kind_problem("org/model") is None
+    (True, True)
+    """
+    ref = ModelRef.unread(spec)
+    if ref.kind and ref.kind not in FILL_KINDS:
+        note = " (a prompted LM is a filter model)" if ref.kind == "prompt" else ""
+        return f"unknown fill model kind {ref.kind!r} in {spec!r}{note}. Known: {', '.join(FILL_KINDS)}"
+    if ref.role == "classifier":  # its config.json's architecture
+        return (
+            f"{spec!r} is an NLI classifier (a sequence-classification architecture in its config.json), "
+            "not a masked LM or a causal LM to fill with: name a masked LM (e.g. bert-base-cased) or a causal LM (causal:NAME); "
+            "a classifier filters as one of filter.models"
+        )
+    return None
 
 
 def _architecture_role(config: Path) -> Role | None:

@@ -22,8 +22,8 @@ from nlibias.models.generative.openai_http import OpenAICompatibleLM
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
 from nlibias.models.generative.sources import SMOLLM2_NAME
 from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.model_keys import GenerativeMode
 from nlibias.schema.model_ref import ModelRef
-from nlibias.schema.predictor_kinds import GenerativeMode
 
 __all__ = ["AnswerBatch", "AnswerRecord", "FakeGenerativeBackend", "GenerativeBackend", "build_backend"]
 

@@ -25,7 +25,7 @@ from nlibias.models.generative.prefix_sharing import PrefixBatch, Stage, group_b
 from nlibias.models.generative.records import AnswerBatch
 from nlibias.models.generative.scoring import (
     answer_records,
-    left_padded_tensors,
+    padded_tensors,
     staged_last_logits,
     supports_staged_forward,
 )
@@ -34,7 +34,7 @@ from nlibias.models.generative.sources import local_source as local_source
 from nlibias.models.generative.sources import smollm2_gguf_path as smollm2_gguf_path
 from nlibias.models.hf_common import choose_device, choose_dtype, dtype_kwargs, load_pretrained
 from nlibias.models.library_bars import quiet_loading
-from nlibias.schema.predictor_kinds import GenerativeMode
+from nlibias.schema.model_keys import GenerativeMode
 from nlibias.textio.env_paths import env_path
 
 MIN_PREFIX_SAVING = 0.2
@@ -286,7 +286,7 @@ class HFCausalLM:
         )
         for batch in batches:
             rows = [sequences[i] for i in batch]
-            input_ids, mask = left_padded_tensors(rows, pad_id, self.device)
+            input_ids, mask = padded_tensors(rows, pad_id, self.device, left=True)
             real, padded = sum(len(r) for r in rows), max(len(r) for r in rows) * len(rows)
             with torch.inference_mode():
                 limits = {"max_new_tokens": max_new_tokens, "eos_token_id": eos, "pad_token_id": pad_id}

@@ -21,7 +21,7 @@ from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS, PLAIN_ANS
 from nlibias.models.generative.http_client import DEFAULT_API_KEY_ENV, JSONClient, RetryPolicy, ServerError
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
 from nlibias.schema.declared import Allowed, PositiveInt, declared
-from nlibias.schema.predictor_kinds import GenerativeMode
+from nlibias.schema.model_keys import GenerativeMode
 
 _TOKEN_JUNK = " \t\n\r\"'.,:;!?*()[]{}<>-_`▁Ġ"
 

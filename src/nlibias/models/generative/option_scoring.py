@@ -23,7 +23,7 @@ from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.openai_http import OpenAICompatibleLM
 from nlibias.models.generative.prefix_sharing import common_prefix_length
-from nlibias.models.generative.scoring import cache_keyword, left_padded_tensors, right_padded_tensors
+from nlibias.models.generative.scoring import cache_keyword, padded_tensors
 from nlibias.models.tp.server import ServerScorer
 
 
@@ -164,7 +164,7 @@ def _tail_logprobs(
     flat = [tail for question in tails for tail in question]
     width = max(len(t) for t in flat)
     with torch.inference_mode():
-        ids, mask = left_padded_tensors(prefixes, pad_id, device)
+        ids, mask = padded_tensors(prefixes, pad_id, device, left=True)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = model(
             input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
@@ -173,7 +173,7 @@ def _tail_logprobs(
         cache = out[keyword]
         rows = torch.tensor(parents, dtype=torch.long, device=device)
         cache.reorder_cache(rows)  # one copy of its question's prefix per tail
-        tail_ids, tail_mask = right_padded_tensors(flat, pad_id, device)
+        tail_ids, tail_mask = padded_tensors(flat, pad_id, device)
         full_mask = torch.cat([mask.index_select(0, rows), tail_mask], dim=-1)
         tail_positions = mask.sum(-1).index_select(0, rows)[:, None] + torch.arange(width, device=device)
         logits = model(

@@ -1,13 +1,12 @@
 """Forward passes behind scored answers of causal LMs: plain left-padded batches, or staged ones
 whose shared prefixes are computed once (docs/generative.md, "Shared prompt prefixes").
 
->>> [t.tolist() for t in left_padded_tensors([[5, 6], [7]], 0, "cpu")]
+>>> [t.tolist() for t in padded_tensors([[5, 6], [7]], 0, "cpu", left=True)]
 [[[5, 6], [0, 7]], [[1, 1], [0, 1]]]
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -40,13 +39,9 @@ def padded_tensors(
     )
 
 
-left_padded_tensors = functools.partial(padded_tensors, left=True)
-right_padded_tensors = padded_tensors
-
-
 def plain_last_logits(model: Any, sequences: Sequence[Sequence[int]], pad_id: int, device: str) -> Any:
     """Next-token logits after each sequence, one left-padded forward pass: ``[rows, vocab]``."""
-    input_ids, mask = left_padded_tensors(sequences, pad_id, device)
+    input_ids, mask = padded_tensors(sequences, pad_id, device, left=True)
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     return model(input_ids=input_ids, attention_mask=mask, position_ids=positions, logits_to_keep=1).logits[
         :, -1, :
@@ -78,7 +73,7 @@ def staged_last_logits(model: Any, stages: Sequence[Stage], pad_id: int, device:
     seen: Any = None
     logits: Any = None
     for stage in stages:
-        input_ids, segment_mask = left_padded_tensors(stage.segments, pad_id, device)
+        input_ids, segment_mask = padded_tensors(stage.segments, pad_id, device, left=True)
         if stage.parents is None:
             full_mask, offset = (
                 segment_mask,

@@ -126,11 +126,6 @@ class CausalLMSource:
             return {"hub": self.name_or_path, "revision": self.revision or "main"}
 
 
-def is_gguf_name(name: str) -> bool:
-    """Whether a bare model name is read from a GGUF file (:attr:`ModelRef.is_gguf`)."""
-    return ModelRef("", name).is_gguf
-
-
 def local_source(spec: str) -> CausalLMSource:
     """A :class:`CausalLMSource` for ``smollm2``, a ``.gguf`` path, a directory or a hub name
     (``NAME@REVISION``)."""

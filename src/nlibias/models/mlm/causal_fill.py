@@ -16,9 +16,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches
 from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-from nlibias.models.generative.scoring import next_token_log_probs, plain_last_logits, right_padded_tensors
+from nlibias.models.generative.scoring import next_token_log_probs, padded_tensors, plain_last_logits
 from nlibias.models.hf_common import set_torch_threads
-from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec  # its callers' import
 from nlibias.models.mlm.hf import WORD_PUNCTUATION, is_whole_word, vocabulary_words
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate, rank_whole_words
 from nlibias.schema.declared import PositiveInt
@@ -364,7 +363,7 @@ class CausalLMFiller(BeamRerankFiller):
         lengths = np.array([len(e) for e in encoded])
         scores = [0.0] * len(sentences)
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
-            ids, mask = right_padded_tensors([encoded[i] for i in batch], self._lm.pad_id, self.device)
+            ids, mask = padded_tensors([encoded[i] for i in batch], self._lm.pad_id, self.device)
             with torch.inference_mode():
                 picked = next_token_log_probs(model, ids, mask)
                 total = (picked.double() * mask[:, 1:]).sum(-1).cpu().tolist()  # float64 sum: exact to 1e-6

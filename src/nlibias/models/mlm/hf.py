@@ -12,7 +12,7 @@ import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.models.batching import plan_batches
-from nlibias.models.generative.scoring import right_padded_tensors
+from nlibias.models.generative.scoring import padded_tensors
 from nlibias.models.hf_common import (
     HFBackend,
 )
@@ -154,7 +154,7 @@ class HFMaskedLM(HFBackend):
         through the :func:`find_mask_head` there only, if found."""
         import torch
 
-        input_ids, attention = right_padded_tensors(ids, self.tokenizer.pad_token_id or 0, self.device)
+        input_ids, attention = padded_tensors(ids, self.tokenizer.pad_token_id or 0, self.device)
         rows = torch.arange(len(ids), device=self.device)
         where = torch.as_tensor(positions, device=self.device)
         if remask:

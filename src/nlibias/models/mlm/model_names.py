@@ -6,30 +6,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from pathlib import Path
 
 from nlibias.errors import ConfigError
-from nlibias.schema.model_ref import ModelRef, without_options
+from nlibias.schema.model_ref import ModelRef
 
 #: The parameters the loaders name (each its own): renamed to the one the user gave.
 LOADER_PARAMETERS = frozenset({"name_or_path", "mlm", "causal", "generative", "model", "models", "spec"})
-
-
-def missing_path(spec: str) -> str | None:
-    """Why a model name that can only be a local path names nothing (``None``: no problem).
-
-    >>> missing_path("./no/such/model")
-    'the local path ./no/such/model does not exist (no such file or directory; check the path, or name a hub model as org/name)'
-    >>> missing_path("org/name") is None
-    True
-    """
-    path = ModelRef.unread(without_options(spec)).local_path
-    if path is None or Path(path).expanduser().exists():
-        return None
-    return (
-        f"the local path {path} does not exist "
-        "(no such file or directory; check the path, or name a hub model as org/name)"
-    )
 
 
 def check_model_path(spec: str, *, parameter: str) -> None:
@@ -39,7 +21,7 @@ def check_model_path(spec: str, *, parameter: str) -> None:
     Traceback (most recent call last):
     nlibias.errors.ConfigError: fill_model '/no/such/model': the local path /no/such/model does not exist ...
     """
-    problem = missing_path(spec)
+    problem = ModelRef.named(spec).missing_path
     if problem is not None:
         raise ConfigError(f"{{{parameter}}} {spec!r}: {problem}", parameter=parameter)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from nlibias.schema.declared import declared
-from nlibias.schema.predictor_kinds import TPVariant
+from nlibias.schema.model_keys import TPVariant
 
 
 def shared_positions(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[int], list[int]]:

@@ -13,7 +13,7 @@ from nlibias.errors import ConfigError
 from nlibias.models.base import Identified
 from nlibias.models.batching import check_batch_limits, plan_batches, report_fraction, unit_progress
 from nlibias.models.generative.hf_causal import HFCausalLM
-from nlibias.models.generative.scoring import next_token_log_probs, right_padded_tensors
+from nlibias.models.generative.scoring import next_token_log_probs, padded_tensors
 from nlibias.models.generative.sources import local_source
 from nlibias.models.mlm.hf import HFMaskedLM
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, scored_positions
@@ -239,7 +239,7 @@ class HFCausalScorer(_Scorer):
         """log P(token_t | tokens before t) at every position t >= 1: one pass per sentence."""
         import torch
 
-        ids, attention = right_padded_tensors([ids for _, ids, _ in units], self._lm.pad_id, str(self.device))
+        ids, attention = padded_tensors([ids for _, ids, _ in units], self._lm.pad_id, str(self.device))
         with torch.inference_mode():
             token_lp = next_token_log_probs(self.model, ids, attention).cpu().tolist()
         return [
