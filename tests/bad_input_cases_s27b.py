@@ -784,6 +784,24 @@ def _plugin_cases(case: Add) -> None:
 
 
 KNOWN: dict[str, str] = {
+    "s27b-server/python-audit-bbq-logprob-nan": (
+        "accepted: a completions server echoing NaN log-probabilities gets its options scored and a BBQ "
+        "result (a choice among NaN scores is arbitrary: a wrong number)"
+    ),
+    "s27b-server/python-audit-bbq-logprob-positive": (
+        "accepted: echoed log-probabilities of +0.5 (a probability above 1) are summed into option scores"
+    ),
+    "s27b-server/python-audit-bbq-logprob-minus-inf": (
+        "accepted: every echoed token at -inf (every option impossible) still yields a chosen answer"
+    ),
+    "s27b-server/python-audit-bbq-logprob-missing-mid-prompt": (
+        "accepted: a null log-probability in the middle of an echoed prompt (only the first may be null) "
+        "is taken without a word"
+    ),
+    "s27b-server/python-audit-bbq-fewer-choices-than-prompts": (
+        "refused with the wrong diagnosis: a reply with 1 choice for a list of prompts is reported as "
+        "'returned no prompt log-probabilities', not as missing choices"
+    ),
     "s27b-twice/cli-report-a-run-and-its-symlink": (
         "internal error (exit 70, TypeError: object of type 'PosixPath' has no len()) where the same run "
         "named twice, once through a symlink, should be refused as one run given twice"
@@ -830,6 +848,64 @@ KNOWN: dict[str, str] = {
 """Defects found by this round (strict xfails), by case name."""
 
 
+# -- BBQ scored by a completions server -----------------------------------------------------------------------
+
+
+def _served(d: Path, echo: Callable[[str], dict[str, Any]], *, choices: int = 0) -> Callable[[], object]:
+    """An audit of a BBQ run whose options a fake completions server scores with ``echo(text)``
+    (``choices``: answer only that many of a list of prompts)."""
+
+    def reply(n: int, path: str, payload: dict[str, Any], headers: dict[str, str]) -> Any:
+        texts = payload["prompt"] if isinstance(payload["prompt"], list) else [payload["prompt"]]
+        if not payload.get("echo"):
+            return 200, {}, {"choices": [{"index": 0, "text": ","}]}, 0.0
+        shown = texts[:choices] if choices else texts
+        return (
+            200,
+            {},
+            {"choices": [{"index": k, "text": "", "logprobs": echo(t)} for k, t in enumerate(shown)]},
+            0.0,
+        )
+
+    def audit() -> object:
+        from test_openai_http import FakeServer
+
+        run = _bbq_run(d)
+        server = FakeServer(reply)
+        try:
+            model = f"openai-completions:{server.url}#m"
+            return nlibias.audit(run, generative=model, cache=False, progress=False, bootstrap=0)
+        finally:
+            server.close()
+
+    return audit
+
+
+def _echo(value: Callable[[int], float | None]) -> Callable[[str], dict[str, Any]]:
+    """As vLLM echoes: "<s>" then one token per 3 characters, the k-th scored ``value(k)``."""
+
+    def echo(text: str) -> dict[str, Any]:
+        pieces = ["<s>", *(text[s : s + 3] for s in range(0, len(text), 3)), "!"]
+        return {
+            "tokens": pieces,
+            "text_offset": [sum(map(len, pieces[:k])) for k in range(len(pieces))],
+            "token_logprobs": [None, *(value(k) for k in range(1, len(pieces) - 1)), -9.0],
+        }
+
+    return echo
+
+
+def _server_cases(case: Add) -> None:
+    def served(name: str, echo: Callable[[str], dict[str, Any]], named: str, choices: int = 0) -> None:
+        case(f"s27b-server/python-audit-bbq-{name}", lambda d, b: (_served(d, echo, choices=choices), named))
+
+    served("logprob-nan", _echo(lambda k: math.nan), "log-prob")
+    served("logprob-positive", _echo(lambda k: 0.5), "log-prob")
+    served("logprob-minus-inf", _echo(lambda k: -math.inf), "log-prob")
+    served("logprob-missing-mid-prompt", _echo(lambda k: None if k == 5 else -0.1), "log-prob")
+    served("fewer-choices-than-prompts", _echo(lambda k: -k / 10), "choices", choices=1)
+
+
 GROUPS = (
     _twice_option_cases,
     _numbers_cases,
@@ -840,6 +916,7 @@ GROUPS = (
     _damaged_cases,
     _http_cases,
     _plugin_cases,
+    _server_cases,
 )
 
 
