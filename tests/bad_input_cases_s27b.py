@@ -906,6 +906,29 @@ def _server_cases(case: Add) -> None:
     served("fewer-choices-than-prompts", _echo(lambda k: -k / 10), "choices", choices=1)
 
 
+# -- the gate's rules file: numbers in YAML spellings and beyond a measure's range ----------------------------
+
+
+def _yaml_cases(case: Add) -> None:
+    def rules(name: str, text: str, named: str) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            path = d / "gate.yaml"
+            path.write_text(text, encoding="utf-8")
+            return _gate(base.run, _run_copy(d, base), "--rules", str(path)), named
+
+        case(f"s27b-numbers/yaml-gate-{name}", build)
+
+    rules("margin-beyond-the-measures-range", "margin: 1000\n", "gate.yaml:1")
+    rules(
+        "measure-margin-beyond-its-range", "measures:\n  bbnli_bias_score:\n    margin: 250\n", "gate.yaml:3"
+    )
+    rules("bootstrap-a-float-spelling", "bootstrap: 1e3\n", "gate.yaml:1")
+    case(
+        "s27b-numbers/cli-gate-margin-beyond-the-measures-range",
+        lambda d, b: (_gate(b.run, _run_copy(d, b), "--margin", "500"), "--margin"),
+    )
+
+
 GROUPS = (
     _twice_option_cases,
     _numbers_cases,
@@ -917,6 +940,7 @@ GROUPS = (
     _http_cases,
     _plugin_cases,
     _server_cases,
+    _yaml_cases,
 )
 
 
