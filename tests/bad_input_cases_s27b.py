@@ -348,18 +348,6 @@ def _outputs_cases(case: Add) -> None:
             str(run / "predictions.jsonl"),
         ], "predictions.jsonl"
 
-    def score_out_holds_the_predictions(d: Path, base: Base) -> tuple[list[str], str]:
-        run = _run_copy(d, base)
-        args = score_args(base, run / "predictions.jsonl", d)
-        args[args.index("--out") + 1] = str(run)
-        return args, "predictions.jsonl"
-
-    def py_score_out_holds_the_predictions(d: Path, base: Base) -> tuple[Callable[[], object], str]:
-        run = _run_copy(d, base)
-        return lambda: nlibias.score(
-            base.samples, run / "predictions.jsonl", out_dir=run, bootstrap=0
-        ), "out_dir"
-
     def finetune_out_is_model(d: Path, base: Base) -> tuple[list[str], str]:
         model = _model_dir(d, CLASSIFIER)
         args = _finetune(d, model=model)
@@ -386,8 +374,6 @@ def _outputs_cases(case: Add) -> None:
         ("cli-masks-derive-over-a-bbnli-source-file", masks_derive_over_source),
         ("cli-masks-derive-over-its-stopwords", masks_derive_over_stopwords),
         ("cli-export-card-is-the-runs-predictions", export_card_is_predictions),
-        ("cli-score-out-holds-its-predictions", score_out_holds_the_predictions),
-        ("python-score-out-holds-its-predictions", py_score_out_holds_the_predictions),
         ("cli-finetune-out-is-the-model-folder", finetune_out_is_model),
         ("python-expand-into-its-source", py_expand_into_source),
         ("cli-masks-derive-out-a-folder", masks_derive_out_a_folder),
@@ -817,13 +803,6 @@ KNOWN: dict[str, str] = {
     "s27b-nothing/python-demo-pairs-with-full": (
         "pairs is ignored with full=True (the full demo runs); the case's cache is a folder so that it "
         "stops early, at the cache, with a message that does not name pairs"
-    ),
-    "s27b-outputs/cli-score-out-holds-its-predictions": (
-        "accepted: --out is the folder of the --predictions file, whose predictions.jsonl is rewritten in "
-        "place (the same content here; a kill mid-write would lose the input)"
-    ),
-    "s27b-outputs/python-score-out-holds-its-predictions": (
-        "accepted: out_dir is the folder of the predictions file, whose predictions.jsonl is rewritten in place"
     ),
     "s27b-nothing/cli-masks-list-source-with-one-subtopic": (
         "a --source holding some subtopics is refused with an error that blames the shipped "
