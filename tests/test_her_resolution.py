@@ -217,3 +217,17 @@ def test_cli_her_lm_with_a_model_directory(tmp_path: Path, tiny_her_lm: Path, on
     assert summary["her_model"]["spec"] == str(tiny_her_lm) and summary["her_model"]["scorer"] == "causal"
     refused = CliRunner().invoke(app, [*args, "--her", "model"])
     assert refused.exit_code == 2 and "--her" in refused.output
+
+
+def test_a_her_model_of_another_role_is_refused_before_anything_loads(tmp_path: Path) -> None:
+    # an NLI classifier read "her" as a language model would fail late, naming no option
+    import json
+
+    from nlibias.debias.swap import check_her
+    from nlibias.errors import ConfigError
+
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["RobertaForSequenceClassification"]}))
+    with pytest.raises(ConfigError, match=r"her_model takes a generative LM, and .* is an NLI classifier"):
+        check_her("lm", str(tmp_path))
+    with pytest.raises(ConfigError, match="her_model takes a masked LM"):
+        check_her("lm", f"mlm:{tmp_path}")

@@ -30,7 +30,15 @@ from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 
 from nlibias.benchmarks.occupation_list import load_occupations
 from nlibias.debias.finetune_checks import check_split_applies
-from nlibias.debias.swap import DEFAULT_HER_MODEL, HerChoice, HerModel, HerResolver, Swapper, SwapPlan
+from nlibias.debias.swap import (
+    DEFAULT_HER_MODEL,
+    HerChoice,
+    HerModel,
+    HerResolver,
+    Swapper,
+    SwapPlan,
+    check_her,
+)
 from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_training_set
 from nlibias.debias.wordlists import read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
@@ -190,6 +198,7 @@ def augment_gender_swap(
     ``winobias``, ``paper`` or a ``word<TAB>counterpart`` file; ``her='lm'``: ``her_model`` reads
     each "her" the rule has no cue for."""
     check_split_applies(train, split)  # a file has no splits: read whole, whatever the split
+    check_her(her, her_model)
     swaps = swap_list_named(word_list)
     if names is not None:
         swaps = swaps.with_names(read_pairs(names, both_ways=True, names=True))

@@ -467,3 +467,10 @@ def check_her(her: HerChoice = "rule", her_model: HerModel = None) -> None:
     Traceback (most recent call last):
     nlibias.schema.applies.InapplicableOption: her_model 'smollm2' applies to nothing: only her='lm' reads "her" with a language model; pass her='lm' too, or leave her_model out
     """
+    if isinstance(her_model, str):  # another kind of model is refused before anything loads
+        ref = ModelRef.unread(her_model)
+        ref.check_role(
+            "masked" if ref.kind in ("mlm", "masked") else "generative",
+            parameter="her_model",
+            fix="name a causal LM (smollm2, a directory, hf:NAME) or a masked LM as mlm:NAME",
+        )
