@@ -160,7 +160,7 @@ def test_the_chat_api_is_refused_before_any_request(
     fake_server: Callable[..., FakeServer], bbq_run: Path
 ) -> None:
     server = fake_server(lambda n, path, payload, headers: chat_reply(payload))
-    with pytest.raises(ConfigError, match=r"openai-completions:URL#MODEL.*--mode generated") as caught:
+    with pytest.raises(ConfigError, match=r"openai-completions:URL#MODEL.*with mode generated") as caught:
         next(option_batches(OpenAICompatibleLM(server.url, "m"), ["q"], [("a", "b")]))
     assert caught.value.parameter == "mode"
     with pytest.raises(ConfigError, match=r"^m: scoring multiple-choice options needs .* the chat API"):

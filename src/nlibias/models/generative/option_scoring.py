@@ -110,7 +110,7 @@ def echoes_options(backend: Any) -> bool:
         raise ConfigError(
             f"{backend.name}: scoring multiple-choice options needs a model loaded here (smollm2, hf:, gguf:) "
             "or a server's completions API, which echoes prompt log-probabilities (openai-completions:URL#MODEL; "
-            "the chat API, openai:, cannot); ask a chat server with mode='generated' (--mode generated)",
+            "the chat API, openai:, cannot); ask a chat server with {mode} generated",
             parameter="mode",
         )
     return server
