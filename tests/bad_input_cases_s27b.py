@@ -792,10 +792,6 @@ KNOWN: dict[str, str] = {
         "internal error (exit 70, TypeError: object of type 'PosixPath' has no len()) where the same run "
         "named twice, once through a symlink, should be refused as one run given twice"
     ),
-    "s27b-twice/cli-masks-derive-one-subtopic-twice": (
-        "accepted: every derived template is printed twice (36 lines instead of 18), so a file written "
-        "with --out and used by extend counts each template twice"
-    ),
     "s27b-nothing/cli-demo-pairs-with-full": (
         "--pairs is ignored with --full (the full demo runs); the case's --cache is a folder so that it "
         "stops early, at the cache, with a message that does not name --pairs"
