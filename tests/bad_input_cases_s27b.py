@@ -800,10 +800,6 @@ KNOWN: dict[str, str] = {
         "pairs is ignored with full=True (the full demo runs); the case's cache is a folder so that it "
         "stops early, at the cache, with a message that does not name pairs"
     ),
-    "s27b-nothing/cli-masks-list-source-with-one-subtopic": (
-        "a --source holding some subtopics is refused with an error that blames the shipped "
-        "resources/masked_templates.jsonl:23 (unknown subtopic) and does not name --source"
-    ),
     "s27b-numbers/python-finetune-max-length-huge": (
         "max_length=10**9 is not refused when read; the run goes on to load the model (no upper bound: the "
         "model's position limit, e.g. 512, is not checked)"
