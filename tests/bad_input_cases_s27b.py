@@ -788,10 +788,6 @@ KNOWN: dict[str, str] = {
         "refused with the wrong diagnosis: a reply with 1 choice for a list of prompts is reported as "
         "'returned no prompt log-probabilities', not as missing choices"
     ),
-    "s27b-twice/cli-masks-derive-one-subtopic-twice": (
-        "accepted: every derived template is printed twice (36 lines instead of 18), so a file written "
-        "with --out and used by extend counts each template twice"
-    ),
     "s27b-nothing/cli-demo-pairs-with-full": (
         "--pairs is ignored with --full (the full demo runs); the case's --cache is a folder so that it "
         "stops early, at the cache, with a message that does not name --pairs"
@@ -799,10 +795,6 @@ KNOWN: dict[str, str] = {
     "s27b-nothing/python-demo-pairs-with-full": (
         "pairs is ignored with full=True (the full demo runs); the case's cache is a folder so that it "
         "stops early, at the cache, with a message that does not name pairs"
-    ),
-    "s27b-nothing/cli-masks-list-source-with-one-subtopic": (
-        "a --source holding some subtopics is refused with an error that blames the shipped "
-        "resources/masked_templates.jsonl:23 (unknown subtopic) and does not name --source"
     ),
     "s27b-numbers/python-finetune-max-length-huge": (
         "max_length=10**9 is not refused when read; the run goes on to load the model (no upper bound: the "

@@ -209,6 +209,16 @@ def test_template_file_errors_name_file_line_and_reason(
     assert str(caught.value).startswith(f"{path}:4: field {field}")
 
 
+def test_a_subtopic_the_source_lacks_is_blamed_on_the_source(bbnli: list[BBNLISubtopic]) -> None:
+    one = [s for s in bbnli if s.subtopic == "man_is_to_breadwinner"]
+    with pytest.raises(SourceError) as caught:
+        load_masked_templates(None, one)  # the shipped file names every subtopic
+    assert caught.value.field == "subtopic"
+    assert "the BBNLI source (parameter source) lacks it (it holds man_is_to_breadwinner;" in str(
+        caught.value
+    )
+
+
 def test_invalid_json_and_duplicates_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(GOOD) + "\n{not json\n")

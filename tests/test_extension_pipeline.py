@@ -496,6 +496,19 @@ def test_masks_cli_lists_derives_and_validates(tmp_path: Path) -> None:
     assert failed.exit_code == 2 and f"{out}:1:" in failed.output  # the file and line, no traceback
 
 
+def test_masks_commands_refuse_a_subtopic_given_twice() -> None:
+    from nlibias.cli.main import app
+
+    for command in ("list", "derive"):  # case aside: each template would come out twice
+        twice = CliRunner().invoke(
+            app, ["masks", command, "--subtopic", SMALL[0], "--subtopic", SMALL[0].upper()]
+        )
+        assert (
+            twice.exit_code == 2
+            and f"{SMALL[0]!r} is listed twice; list each once (option --subtopic)" in twice.output
+        )
+
+
 def test_masks_derive_and_extend_refuse_an_output_over_an_input_or_the_cache(tmp_path: Path) -> None:
     from nlibias.cli.extend_cmd import _source_dir
     from nlibias.cli.main import app

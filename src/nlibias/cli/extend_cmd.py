@@ -202,6 +202,7 @@ def _source_dir(source: Path | None) -> Path:
 
 def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISubtopic], list[BBNLISubtopic]]:
     from nlibias.benchmarks.bbnli import load_bbnli_dir
+    from nlibias.extension.config_rules import Refused, listed_once
 
     everything = load_bbnli_dir(_source_dir(source))
     by_id = {s.subtopic.lower(): s for s in everything}
@@ -210,7 +211,12 @@ def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISub
         raise ConfigError(
             f"unknown subtopic {unknown[0]!r}; known: {', '.join(sorted(s.subtopic for s in everything))}"
         )
-    return everything, [by_id[n.lower()] for n in names] or everything
+    chosen = [by_id[n.lower()] for n in names]
+    try:
+        listed_once([s.subtopic for s in chosen])  # extend's rule for its subtopics
+    except Refused as error:
+        raise ConfigError(str(error), parameter="subtopics") from None
+    return everything, chosen or everything
 
 
 def _count_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:

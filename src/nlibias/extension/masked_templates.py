@@ -207,8 +207,9 @@ def load_masked_templates(
             raise source_error(exc, path, line=number, fix=fix) from None
         subtopic = by_id.get(record.subtopic)
         if subtopic is None:
-            known = f"known: {', '.join(sorted(by_id))}"
-            raise fail("subtopic", f"unknown subtopic {record.subtopic!r}", known)
+            reason = f"unknown subtopic {record.subtopic!r}: the BBNLI source ({{parameter source}}) lacks it"
+            fix = f"it holds {', '.join(sorted(by_id))}; pass a source holding every subtopic the file names"
+            raise SourceError(path, "subtopic", reason, line=number, fix=fix, names=("source",))
         try:
             strategy, original = check_masked_template(subtopic, record.template, record.masked)
         except ValueError as exc:
