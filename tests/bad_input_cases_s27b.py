@@ -770,24 +770,6 @@ def _plugin_cases(case: Add) -> None:
 
 
 KNOWN: dict[str, str] = {
-    "s27b-server/python-audit-bbq-logprob-nan": (
-        "accepted: a completions server echoing NaN log-probabilities gets its options scored and a BBQ "
-        "result (a choice among NaN scores is arbitrary: a wrong number)"
-    ),
-    "s27b-server/python-audit-bbq-logprob-positive": (
-        "accepted: echoed log-probabilities of +0.5 (a probability above 1) are summed into option scores"
-    ),
-    "s27b-server/python-audit-bbq-logprob-minus-inf": (
-        "accepted: every echoed token at -inf (every option impossible) still yields a chosen answer"
-    ),
-    "s27b-server/python-audit-bbq-logprob-missing-mid-prompt": (
-        "accepted: a null log-probability in the middle of an echoed prompt (only the first may be null) "
-        "is taken without a word"
-    ),
-    "s27b-server/python-audit-bbq-fewer-choices-than-prompts": (
-        "refused with the wrong diagnosis: a reply with 1 choice for a list of prompts is reported as "
-        "'returned no prompt log-probabilities', not as missing choices"
-    ),
     "s27b-nothing/cli-demo-pairs-with-full": (
         "--pairs is ignored with --full (the full demo runs); the case's --cache is a folder so that it "
         "stops early, at the cache, with a message that does not name --pairs"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,41 @@ def test_choices_answered_out_of_order_are_matched_by_their_index(
     backend = OpenAICompatibleLM(server.url, "m", api="completions", sleep=lambda s: None)
     (batch,) = option_batches(backend, ["Q?"], [("Yes", "No way")])
     assert batch.scores[0].logprobs == pytest.approx((-0.9, -1.5))  # as in the test above
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (math.nan, "nan is not a finite"),
+        (0.5, "0.5 is above 0"),
+        (-math.inf, "-inf is not a finite"),
+        (None, "null"),
+    ],
+)
+def test_an_echoed_prompt_log_probability_that_is_no_log_probability_is_refused(
+    fake_server: Callable[..., FakeServer], value: float | None, said: str
+) -> None:
+    def tampered(text: str) -> dict[str, Any]:
+        echoed = by_characters(text)
+        if text != ALIGNMENT_PROBE:  # the question's second token, "Ans"; only the first may be null
+            echoed["token_logprobs"][2] = value
+        return echoed
+
+    server = fake_server(echo_server(tampered))
+    backend = OpenAICompatibleLM(server.url, "m", api="completions", sleep=lambda s: None)
+    with pytest.raises(ServerError, match=rf"^{re.escape(server.url)}: .* prompt token 2 'Ans': {said}"):
+        list(option_batches(backend, ["Q?"], [("Yes", "No way")]))
+
+
+def test_a_reply_with_fewer_choices_than_prompts_says_so(fake_server: Callable[..., FakeServer]) -> None:
+    def one_choice(n: int, path: str, payload: dict[str, Any], headers: dict[str, str]) -> Reply:
+        status, head, body, delay = echo_server(by_characters)(n, path, payload, headers)
+        return status, head, {"choices": body["choices"][:1]}, delay
+
+    server = fake_server(one_choice)
+    backend = OpenAICompatibleLM(server.url, "m", api="completions", sleep=lambda s: None)
+    with pytest.raises(ServerError, match=r"answered 1 choices, none for the prompt at index 1"):
+        list(option_batches(backend, ["Q?"], [("Yes", "No way")]))
 
 
 def tiny_echo(tiny_causal_dir: Path) -> Callable[[str], dict[str, Any]]:

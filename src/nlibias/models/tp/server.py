@@ -16,6 +16,7 @@ from typing import Any
 
 from nlibias.models.generative.http_client import JSONClient, RetryPolicy, ServerError
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, scored_positions
+from nlibias.schema.prediction_rows import log_probability_problem
 
 PAIRS_PER_CHUNK = 32
 NEEDS_ECHO = (
@@ -44,8 +45,13 @@ def prompt_logprobs(
     try:
         choices = response["choices"]
         # a list of prompts may be answered in any order: each choice names its prompt's index
-        picked = next((c for c in choices if c.get("index") == choice), choices[choice])
-        logprobs = picked["logprobs"]
+        picked = next((c for c in choices if c.get("index") == choice), None)
+        if picked is None and choice >= len(choices):
+            raise ServerError(
+                f"{source or 'the server'} answered {len(choices)} choices, none for the prompt at index "
+                f"{choice} (choices[].index): a completion answers each prompt of a list; check the server"
+            )
+        logprobs = (picked or choices[choice])["logprobs"]
         tokens, values = list(logprobs["tokens"]), list(logprobs["token_logprobs"])
         offsets = logprobs.get("text_offset")
     except (KeyError, IndexError, TypeError, AttributeError):
@@ -57,12 +63,21 @@ def prompt_logprobs(
     # without offsets, the one generated token comes last
     keep = max(sum(1 for o in offsets if o < shift + len(prompt)), 1) if echoed else len(tokens) - 1
     first = 0 if after is None or not echoed else sum(1 for end in offsets[1:keep] if end <= shift + after)
-    # no prompt tokens, no option, or an option token without its log-probability
-    if not tokens or (after is not None and (not 0 < first < keep or None in values[first:keep])):
+    # no prompt tokens, or no option
+    if not tokens or (after is not None and not 0 < first < keep):
         raise ServerError(
             f"{source or 'the server'} returned no prompt log-probabilities (logprobs.tokens/token_logprobs/"
             f"text_offset with echo): {NEEDS_ECHO}"
         )
+    # a probability above 1, NaN or 0 (-inf) makes every sum over it wrong; only the first has none
+    for at, (token, value) in enumerate(zip(tokens[:keep], values[:keep], strict=False)):
+        problem = ("null" if at else None) if value is None else log_probability_problem(value)
+        if problem:
+            raise ServerError(
+                f"{source or 'the server'}: the echoed log-probability of prompt token {at} {token!r}: "
+                f"{problem} (logprobs.token_logprobs); each must be a finite number at most 0, null only "
+                "on the first token: check the server, or score the model in process (causal=PATH)"
+            )
     return tokens[first:keep], values[first:keep]
 
 
