@@ -796,14 +796,6 @@ KNOWN: dict[str, str] = {
         "accepted: every derived template is printed twice (36 lines instead of 18), so a file written "
         "with --out and used by extend counts each template twice"
     ),
-    "s27b-nothing/cli-demo-pairs-with-full": (
-        "--pairs is ignored with --full (the full demo runs); the case's --cache is a folder so that it "
-        "stops early, at the cache, with a message that does not name --pairs"
-    ),
-    "s27b-nothing/python-demo-pairs-with-full": (
-        "pairs is ignored with full=True (the full demo runs); the case's cache is a folder so that it "
-        "stops early, at the cache, with a message that does not name pairs"
-    ),
     "s27b-nothing/cli-masks-list-source-with-one-subtopic": (
         "a --source holding some subtopics is refused with an error that blames the shipped "
         "resources/masked_templates.jsonl:23 (unknown subtopic) and does not name --source"
