@@ -800,10 +800,6 @@ KNOWN: dict[str, str] = {
         "a --source holding some subtopics is refused with an error that blames the shipped "
         "resources/masked_templates.jsonl:23 (unknown subtopic) and does not name --source"
     ),
-    "s27b-numbers/python-finetune-max-length-huge": (
-        "max_length=10**9 is not refused when read; the run goes on to load the model (no upper bound: the "
-        "model's position limit, e.g. 512, is not checked)"
-    ),
     "s27b-roles/cli-augment-her-model-a-classifier": (
         "an NLI classifier's folder as --her-model is not refused by its role (config.json's architecture); "
         "the command goes on to load it as a language model"
