@@ -807,10 +807,6 @@ KNOWN: dict[str, str] = {
     "s27b-roles/python-augment-her-model-a-classifier": (
         "an NLI classifier's folder as her_model is not refused by its role; augment goes on to load it"
     ),
-    "s27b-damaged/cli-doctor-cache-a-folder": (
-        "NLIBIAS_CACHE naming a folder is shown as the predictions cache (with the folder's size) and no "
-        "warning, although every audit then fails to open it"
-    ),
 }
 """Defects found by this round (strict xfails), by case name."""
 
