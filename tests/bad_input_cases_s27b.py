@@ -769,24 +769,7 @@ def _plugin_cases(case: Add) -> None:
     )
 
 
-KNOWN: dict[str, str] = {
-    "s27b-nothing/cli-demo-pairs-with-full": (
-        "--pairs is ignored with --full (the full demo runs); the case's --cache is a folder so that it "
-        "stops early, at the cache, with a message that does not name --pairs"
-    ),
-    "s27b-nothing/python-demo-pairs-with-full": (
-        "pairs is ignored with full=True (the full demo runs); the case's cache is a folder so that it "
-        "stops early, at the cache, with a message that does not name pairs"
-    ),
-    "s27b-numbers/python-finetune-max-length-huge": (
-        "max_length=10**9 is not refused when read; the run goes on to load the model (no upper bound: the "
-        "model's position limit, e.g. 512, is not checked)"
-    ),
-    "s27b-damaged/cli-doctor-cache-a-folder": (
-        "NLIBIAS_CACHE naming a folder is shown as the predictions cache (with the folder's size) and no "
-        "warning, although every audit then fails to open it"
-    ),
-}
+KNOWN: dict[str, str] = {}
 """Defects found by this round (strict xfails), by case name."""
 
 

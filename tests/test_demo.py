@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nlibias.cli.main import app
+from nlibias.errors import ConfigError
 from nlibias.jobs import demo
 from nlibias.jobs.demo import DISCLAIMER, run_demo, sample_pairs_stratified
 from nlibias.schema import Sample
@@ -93,6 +94,20 @@ def test_demo_command_prints_where_the_report_is(tmp_path: Path, monkeypatch: py
     assert result.exit_code == 0, result.output
     assert f"report: {out / 'report.html'} (open it in a browser)" in result.output
     assert (out / "report.html").is_file()
+
+
+def test_pairs_with_full_is_refused_by_its_name_on_each_surface(tmp_path: Path) -> None:
+    with pytest.raises(
+        ConfigError, match=r"^pairs 2 applies to the stratified sample, and full audits every pair"
+    ):
+        demo.demo(tmp_path / "demo", full=True, pairs=2, progress=False)
+    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "demo"), "--full", "--pairs", "2"])
+    assert result.exit_code == 2
+    assert (
+        "--pairs 2 applies to the stratified sample, and --full audits every pair; leave --pairs out"
+        in result.output
+    )
+    assert not (tmp_path / "demo").exists()
 
 
 @pytest.mark.slow

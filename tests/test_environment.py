@@ -134,6 +134,22 @@ def test_cli_prints_the_same_report(isolated: Path) -> None:
     assert "wq-nli: not found" in text.output
 
 
+def test_a_prediction_cache_no_audit_can_open_is_a_problem_naming_nlibias_cache(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    predictions = {c["name"]: c for c in environment_report(device=False)["caches"]}["predictions"]
+    assert predictions["problem"] is not None and "not an SQLite database" in predictions["problem"]
+    monkeypatch.setenv("NLIBIAS_CACHE", str(isolated / "preds"))
+    text = CliRunner().invoke(app, ["doctor"])
+    assert text.exit_code == 0, text.output
+    assert (
+        f"warning: the predictions cache {isolated / 'preds'} is a folder, not a file: every audit fails to "
+        "open it; point NLIBIAS_CACHE at a file (a new one is created), or unset it"
+    ) in text.output
+    monkeypatch.setenv("NLIBIAS_CACHE", str(isolated / "new.sqlite"))
+    assert all(c["problem"] is None for c in environment_report(device=False)["caches"])
+
+
 def test_a_broken_plug_in_does_not_hide_the_plug_ins_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: the loaded flag was set before the loop and the first broken plug-in raised, so a
     later, working plug-in was never registered and every lookup silently went without it."""

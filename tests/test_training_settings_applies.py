@@ -89,6 +89,20 @@ def test_finetune_refuses_a_setting_nothing_reads(
     assert not inputs["out"].exists()
 
 
+def test_max_length_is_held_to_its_bound_and_to_a_local_models_positions(
+    inputs: dict[str, Path], nothing_loads: None
+) -> None:
+    with pytest.raises(ConfigError, match=r"max_length must be a whole number from 1 to 8192 \(.*ModernBERT"):
+        finetune(str(inputs["base"]), inputs["train"], inputs["out"], max_length=10**9, progress=False)
+    config = {"model_type": "roberta", "max_position_embeddings": 514, "pad_token_id": 1}
+    (inputs["base"] / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"max_length is 1000, but the model .* reads at most 512 tokens"):
+        finetune(str(inputs["base"]), inputs["train"], inputs["out"], max_length=1000, progress=False)
+    with pytest.raises(Reached):
+        finetune(str(inputs["base"]), inputs["train"], inputs["out"], max_length=512, progress=False)
+    assert not inputs["out"].exists()
+
+
 def test_finetune_refuses_an_eval_split_of_an_evaluation_file(
     inputs: dict[str, Path], nothing_loads: None
 ) -> None:

@@ -80,7 +80,7 @@ class GuardedGroup(TyperGroup):
             if ctx.meta.get(DEBUG_KEY):
                 raise
             if isinstance(exc, NlibiasError):
-                fail(message_of(exc), code=EXIT_USER_ERROR)
+                fail(message_of(exc, ctx.invoked_subcommand), code=EXIT_USER_ERROR)
             described = describe_fault(exc)
             if described is not None:
                 fail(described, code=EXIT_USER_ERROR)
@@ -253,6 +253,8 @@ _FLAGS = {
     "plots": "--no-plots",
     "as_json": "--json",
 }
+_COMMAND_FLAGS = {"demo": {"pairs": "--pairs"}}
+"""Per command, parameters whose option is not :data:`_FLAGS`' (demo's ``pairs`` is a count)."""
 
 # Library parameters a command takes as an argument, not an option.
 _ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS", "candidate": "CANDIDATE", "run": "RUN"}
@@ -283,19 +285,21 @@ _OS_REASONS = {
 }
 
 
-def flag_of(parameter: str) -> str:
+def flag_of(parameter: str, command: str | None = None) -> str:
     """The command-line option of a library parameter named in an error.
 
     >>> flag_of("bootstrap"), flag_of("chunk_pairs"), flag_of("models")
     ('--bootstrap', '--chunk-pairs', '--model')
     """
-    return _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+    flag = _COMMAND_FLAGS.get(command or "", {}).get(parameter) or _FLAGS.get(parameter)
+    return flag or "--" + parameter.replace("_", "-")
 
 
-def message_of(error: NlibiasError) -> str:
+def message_of(error: NlibiasError, command: str | None = None) -> str:
     """An error's message as the command line shows it: each parameter it names
     (:class:`~nlibias.errors.NlibiasError`'s fields) by its option, never by its Python name; the
-    parameter at fault, where the message does not name it, added by its option or argument.
+    parameter at fault, where the message does not name it, added by its option or argument
+    (``command``'s own: :data:`_COMMAND_FLAGS`).
 
     >>> from nlibias.errors import ConfigError, FileAccessError, SourceError
     >>> message_of(ConfigError("{seed} is -5; pass 0 or more", parameter="seed"))
@@ -315,17 +319,17 @@ def message_of(error: NlibiasError) -> str:
     '/runs/m: no space left (option --out)'
     """
     text = error.render(
-        lambda name: _on_command_line(name) or name,
-        lambda name: _on_command_line(name, referred=True) or f"parameter {name}",
+        lambda name: _on_command_line(name, command) or name,
+        lambda name: _on_command_line(name, command, referred=True) or f"parameter {name}",
     )
     parameter = error.parameter
     if not parameter or error.mentions(parameter):
         return text
-    named = _on_command_line(parameter, referred=True)
+    named = _on_command_line(parameter, command, referred=True)
     return f"{text} ({named})" if named else text
 
 
-def _on_command_line(parameter: str, *, referred: bool = False) -> str | None:
+def _on_command_line(parameter: str, command: str | None = None, *, referred: bool = False) -> str | None:
     """How the command line names a library parameter: by its flag (``--seed``), or referred to
     (``option --seed``, ``argument NAME``); None for a parameter no command takes, and for an
     argument's name."""
@@ -333,7 +337,8 @@ def _on_command_line(parameter: str, *, referred: bool = False) -> str | None:
         return None
     if parameter in _ARGUMENTS:
         return f"argument {_ARGUMENTS[parameter]}" if referred else None
-    return f"option {flag_of(parameter)}" if referred else flag_of(parameter)
+    flag = flag_of(parameter, command)
+    return f"option {flag}" if referred else flag
 
 
 def describe_fault(exc: BaseException) -> str | None:

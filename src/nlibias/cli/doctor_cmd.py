@@ -49,6 +49,8 @@ def doctor_command(
         size = human_size(cache["bytes"]) if cache["exists"] else "absent"
         by = f" (set by {cache['set_by']})" if cache["set_by"] else ""
         typer.echo(f"  {cache['name']}: {cache['path']}{by}  {size}")
+        if cache["problem"]:
+            warn(f"the {cache['name']} cache {cache['path']} is {cache['problem']}")
     typer.echo("\nbenchmark data:")
     for name, data in report["data"].items():
         where = (

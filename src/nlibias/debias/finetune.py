@@ -290,7 +290,7 @@ def finetune(
     chosen = TrainingOptions(**{field.name: arguments[field.name] for field in fields(TrainingOptions)})
     require_packages("fine-tuning", ["torch", "transformers", "datasets", "accelerate"])
     settings = finetune_settings(model, chosen)
-    check_base_model(model)
+    check_base_model(model, chosen.max_length)
     check_splits(train, chosen.split, eval_path, chosen.eval_split)  # before any row is read
     train_set = check_training_set(train, chosen.split, "train")
     warn_one_label(train_set)

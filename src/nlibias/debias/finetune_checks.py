@@ -4,10 +4,12 @@ so a bad value stops it in seconds naming the parameter, file and line."""
 from __future__ import annotations
 
 import inspect
+import json
 import typing
 import warnings
 from dataclasses import fields, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from nlibias.debias.finetune_record import LR_SCHEDULERS, TRAINING_DEFAULTS, TrainingOptions
@@ -110,9 +112,9 @@ def check_splits(
         )  # fmt: skip
 
 
-def check_base_model(model: str) -> None:
-    """Refuse a blank model, a missing local path (not sent to the hub) and a path that is not a
-    model directory.
+def check_base_model(model: str, max_length: int | None = None) -> None:
+    """Refuse a blank model, a missing local path (not sent to the hub), a path that is not a
+    model directory, and a ``max_length`` beyond a local model's positions (its config.json).
 
     >>> check_base_model("./no/such/model")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -126,6 +128,13 @@ def check_base_model(model: str) -> None:
             "a hub name or a directory written by save_pretrained (or by `nlibias finetune`)",
             parameter="model",
         )
+    if max_length is not None and path.is_dir():
+        try:
+            config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # loading the model says what is wrong with it
+            return
+        if isinstance(config, dict):
+            check_max_length(max_length, SimpleNamespace(**config), None, model)
 
 
 def check_max_length(max_length: int, config: Any, tokenizer: Any, model: str) -> None:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypedDict, cast, get_args
 
-from annotated_types import Ge, Lt, Predicate
+from annotated_types import Ge, Le, Lt, Predicate
 
 from nlibias.errors import FileAccessError
 from nlibias.io.atomic import write_json
@@ -31,6 +31,9 @@ LR_SCHEDULERS: tuple[str, ...] = get_args(LRScheduler)
 """The Hugging Face Trainer's learning-rate schedules; ``constant`` alone reads no warm-up."""
 MaxSteps = Annotated[int, Predicate(lambda steps: steps == -1 or steps >= 1),
                      Allowed("-1 (run all epochs) or a whole number of at least 1")]  # fmt: skip
+MaxLength = Annotated[int, Ge(1), Le(8192), Allowed(
+    "a whole number from 1 to 8192 (the most positions a common encoder reads, ModernBERT's; BERT and RoBERTa read 512)"
+)]  # fmt: skip
 TrainingSeed = Annotated[int, Ge(0), Lt(2**32), Allowed("a whole number from 0 to 2**32 - 1")]
 """The seeds the Trainer takes (numpy's legacy seeding: below 2**32)."""
 
@@ -57,7 +60,7 @@ class TrainingOptions:
     """Passes over the training set."""
     batch_size: PositiveInt = 32
     """Training pairs per step."""
-    max_length: PositiveInt = 128
+    max_length: MaxLength = 128
     """Tokens per premise-hypothesis pair (longer pairs are truncated)."""
     max_steps: MaxSteps = -1
     """Stop each fine-tune after N optimiser steps, in place of epochs (-1: all epochs)."""

@@ -12,7 +12,7 @@ import importlib.util
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from nlibias.benchmarks.bbnli import expand_bbnli
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
@@ -28,6 +28,7 @@ from nlibias.report.html import write_report
 from nlibias.report.load import load_runs
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
+from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import PositiveInt, Resamples, Seed, declared
 
 DEFAULT_SAMPLE_PAIRS = 240
@@ -44,13 +45,21 @@ DISCLAIMER = (
     "models, and a sample of pairs gives wide intervals. Audit real models with `nlibias audit`."
 )
 
+PAIRS_APPLIES = AppliesTo(
+    "the stratified sample",
+    lambda settings: not settings.get("full"),
+    "{full} audits every pair",
+    fix="leave {{pairs}} out, or leave {{full}} out",
+    names=("full",),
+)
+
 
 @declared
 def demo(
     out_dir: str | Path = "runs/demo",
     *,
     full: bool = False,
-    pairs: PositiveInt | None = None,
+    pairs: Annotated[PositiveInt | None, PAIRS_APPLIES] = None,
     seed: Seed = 0,
     cache: str | Path | None = None,
     bootstrap: Resamples = 1000,

@@ -22,7 +22,7 @@ from nlibias.benchmarks.data_locations import locate_data, user_data_dir
 from nlibias.catalog.registry import benchmarks, plugin_problems
 from nlibias.models.generative.hf_causal import converted_models_dir
 from nlibias.models.hf_common import choose_device
-from nlibias.runtime.cache import default_cache_path
+from nlibias.runtime.cache import cache_problem, default_cache_path
 from nlibias.schema.declared import declared
 from nlibias.textio.env_paths import env_path
 from nlibias.version import __version__
@@ -44,6 +44,8 @@ class CacheInfo(TypedDict):
     bytes: int
     set_by: str | None
     """The environment variable that chose the path (``None``: the default place)."""
+    problem: str | None
+    """Why nlibias cannot use it, and the fix (``None``: none found)."""
 
 
 class DataInfo(TypedDict):
@@ -171,19 +173,32 @@ def _caches() -> list[CacheInfo]:
     predictions = default_cache_path()
     wal_files = [predictions, *(predictions.with_name(predictions.name + s) for s in ("-wal", "-shm"))]
     wheels = str(env_path("NLIBIAS_WHEELS") or Path(user_cache_dir("nlibias")) / "wheels")
+    problem = cache_problem(predictions)
+    if problem is not None:
+        unset = ", or unset it" if os.environ.get("NLIBIAS_CACHE") else ", or move it aside"
+        problem += f"; point NLIBIAS_CACHE at a file (a new one is created){unset}"
     return [
         _cache("user cache (everything below)", Path(user_cache_dir("nlibias")), None),
-        _cache("predictions", predictions, "NLIBIAS_CACHE", files=wal_files),
+        _cache("predictions", predictions, "NLIBIAS_CACHE", files=wal_files, problem=problem),
         _cache("converted GGUF models", converted_models_dir(), "NLIBIAS_MODEL_CACHE"),
         _cache("downloaded benchmark data", user_data_dir(), None),
         _cache("built wheels (scripts/setup.sh)", Path(wheels), "NLIBIAS_WHEELS"),
     ]
 
 
-def _cache(name: str, path: Path, variable: str | None, *, files: list[Path] | None = None) -> CacheInfo:
+def _cache(
+    name: str,
+    path: Path,
+    variable: str | None,
+    *,
+    files: list[Path] | None = None,
+    problem: str | None = None,
+) -> CacheInfo:
     size = sum(_size(p) for p in files) if files is not None else _size(path)
     set_by = variable if variable and os.environ.get(variable) else None
-    return CacheInfo(name=name, path=str(path), exists=path.exists(), bytes=size, set_by=set_by)
+    return CacheInfo(
+        name=name, path=str(path), exists=path.exists(), bytes=size, set_by=set_by, problem=problem
+    )
 
 
 def _size(path: Path) -> int:

@@ -142,6 +142,18 @@ class PredictionCache:
         self.close()
 
 
+def cache_problem(path: Path) -> str | None:
+    """Why every audit fails to open ``path`` as the prediction cache (a folder, a file of another
+    kind: :class:`PredictionCache`'s own check), or None."""
+    if path.is_dir():
+        return "a folder, not a file: every audit fails to open it"
+    try:
+        _refuse_other_file(path)
+    except DamagedFileError as error:
+        return f"{error.reason}: every audit refuses it"
+    return None
+
+
 def _refuse_other_file(path: Path) -> None:
     """Refuse, before SQLite writes into it, a file that is not an SQLite database (an empty one is new)."""
     try:
