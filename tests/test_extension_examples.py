@@ -139,7 +139,7 @@ def test_small_helpers() -> None:
     from nlibias.validation.formats import _questions
     from nlibias.validation.store import ROUND_LABELS, check_choice
 
-    assert (_is_gguf("causal", "smollm2", "smollm2"), _is_gguf("causal", "causal:org/lm", "org/lm")) == (
+    assert (_is_gguf("causal", "smollm2"), _is_gguf("causal", "causal:org/lm")) == (
         True,
         False,
     )
