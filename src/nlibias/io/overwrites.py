@@ -100,29 +100,37 @@ def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files])
     read = {file_identity(path): (name, path) for name, files in inputs.items() for path in _paths(files)}
     for name, files in outputs.items():
         for path in _paths(files):
-            identity, holder = file_identity(path), read.get(file_identity(path.parent))
-            if holder is not None and path.parent.is_file():  # a folder wanted, an input file named
-                where = f"{_as(path.parent, holder[1])}{{parameter {holder[0]}}}"
-                raise ConfigError(
-                    f"{{{name}}} {path.parent} is a file the command reads ({where}); {{{name}}} takes "
-                    f"a folder (it writes {path.name} there): name a new folder in {{{name}}}",
-                    parameter=name,
-                    names=(holder[0],),
-                )
-            if identity in read:
-                clash, harm = read[identity], "reads ({}): writing it would destroy it"
-            elif identity in written and written[identity][0] != name:
-                clash, harm = written[identity], "writes twice ({}): one would overwrite the other"
-            else:
-                written[identity] = (name, path)
-                continue
-            other, other_path = clash
-            where = harm.format(f"{_as(path, other_path)}{{parameter {other}}}")
-            raise ConfigError(
-                f"{{{name}}} {path} is a file the command {where}; name another file in {{{name}}}",
-                parameter=name,
-                names=(other,),
-            )
+            clash = _clash(name, path, read, written)
+            if clash is not None:
+                message, other = clash
+                raise ConfigError(message, parameter=name, names=(other,))
+
+
+def _clash(
+    name: str,
+    path: Path,
+    read: Mapping[tuple[object, ...], tuple[str, Path]],
+    written: dict[tuple[object, ...], tuple[str, Path]],
+) -> tuple[str, str] | None:
+    """Why output ``path`` of parameter ``name`` may not be written, and the other parameter."""
+    identity, holder = file_identity(path), read.get(file_identity(path.parent))
+    if holder is not None and path.parent.is_file():  # a folder wanted, an input file named
+        where = f"{_as(path.parent, holder[1])}{{parameter {holder[0]}}}"
+        message = (
+            f"{{{name}}} {path.parent} is a file the command reads ({where}); {{{name}}} takes "
+            f"a folder (it writes {path.name} there): name a new folder in {{{name}}}"
+        )
+        return message, holder[0]
+    if identity in read:
+        clash, harm = read[identity], "reads ({}): writing it would destroy it"
+    elif identity in written and written[identity][0] != name:
+        clash, harm = written[identity], "writes twice ({}): one would overwrite the other"
+    else:
+        written[identity] = (name, path)
+        return None
+    other, other_path = clash
+    where = harm.format(f"{_as(path, other_path)}{{parameter {other}}}")
+    return f"{{{name}}} {path} is a file the command {where}; name another file in {{{name}}}", other
 
 
 def refuse_writing_into(name: str, out_dir: str | Path, inputs: Mapping[str, Files]) -> None:
