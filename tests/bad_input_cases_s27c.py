@@ -15,8 +15,8 @@ from typing import Any
 import nlibias
 from bad_input_cases_declared import _model_dir
 from bad_input_cases_routes import _bbq_rows
-from bad_input_cases_s26 import JUDGEMENT_HEADER, _gate, _rules, _run_copy
-from bad_input_cases_s27 import _audited_bbq, _bbq_answers, _training, _vrun
+from bad_input_cases_s26 import JUDGEMENT_HEADER, _extend_args, _gate, _rules, _run_copy
+from bad_input_cases_s27 import _audited_bbq, _bbq_answers, _debias, _judgements, _training, _vrun
 from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args
 
 Build = Callable[[Path, Base], tuple[Any, str]]
@@ -50,6 +50,13 @@ KNOWN: dict[str, str] = {
     "s27c-models/cli-audit--generative-gguf-a-classifier-folder": (
         "unclear: 'GGUF file does not exist' for a folder that exists (a classifier's), not naming "
         "--generative or the role"
+    ),
+    "s27c-models/yaml-extend-mlm-model-a-causal-prefix": (
+        "accepted: mlm.model 'causal:gpt2' (a causal LM by its own prefix) passes the up-front role "
+        "check that refuses a local classifier folder in the same field"
+    ),
+    "s27c-models/yaml-extend-mlm-model-revision-empty": (
+        "accepted: mlm.model 'roberta-base@' (an empty revision) is not refused at config.yaml:2"
     ),
 }
 
@@ -381,6 +388,84 @@ def _import_cases(case: Add) -> None:
     json_file("argilla-an-object", {"records": "none"}, "argilla")
 
 
+def _more_cases(case: Add) -> None:
+    """Extend's filter and mlm sections with prefixed references, debias's mappings and the Python
+    route of export and import."""
+
+    def extend(name: str, text: Callable[[Path], str], line: int) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            return _extend_args(d, text(d), mlm=False), f"{d / 'config.yaml'}:{line}"
+
+        case(f"s27c-models/yaml-extend-{name}", build)
+
+    extend("mlm-model-a-causal-prefix", lambda d: "mlm:\n  model: causal:gpt2\n", 2)
+    extend("mlm-model-a-gguf-prefix", lambda d: f"mlm:\n  model: gguf:{d / 'x.gguf'}\n", 2)
+    extend("filter-model-an-mlm-prefix", lambda d: "filter:\n  models: [{model: 'mlm:roberta-base'}]\n", 2)
+    extend("mlm-model-revision-empty", lambda d: "mlm:\n  model: roberta-base@\n", 2)
+    case(
+        "s27c-debias/python-finetune-options-unknown-key",
+        lambda d, b: (
+            lambda: nlibias.debias_models(
+                [str(_model_dir(d, CLASSIFIER))],
+                _training(d / "data"),
+                d / "deb",
+                finetune_options={"epochz": 1},
+                progress=False,
+            ),
+            "epochz",
+        ),
+    )
+    case(
+        "s27c-debias/python-augment-options-out-dir",
+        lambda d, b: (
+            lambda: nlibias.debias_models(
+                [str(_model_dir(d, CLASSIFIER))],
+                _training(d / "data"),
+                d / "deb",
+                augment_options={"out_dir": str(d / "elsewhere")},
+                progress=False,
+            ),
+            "out_dir",
+        ),
+    )
+    case(
+        "s27c-debias/cli-seeds-zero",
+        lambda d, b: ([*_debias(d), "--seeds", "0"], "--seeds"),
+    )
+    case(
+        "s27c-lm-eval/python-option-score-unknown",
+        lambda d, b: (
+            lambda: nlibias.export_lm_eval(b.samples, d / "t", option_score="bytes"),
+            "option_score",
+        ),
+    )
+    case(
+        "s27c-import/python-format-unknown",
+        lambda d, b: (
+            lambda: nlibias.validation_import(_vrun(d, b), _judgements(d, "ana,valid,pro"), fmt="excel"),
+            "fmt",
+        ),
+    )
+    case(
+        "s27c-import/python-annotator-blank",
+        lambda d, b: (
+            lambda: nlibias.validation_import(_vrun(d, b), _judgements(d, ",valid,pro"), annotator=" "),
+            "annotator",
+        ),
+    )
+    case(
+        "s27c-augment/python-select-unknown",
+        lambda d, b: (
+            lambda: nlibias.augment(_training(d / "data"), d / "aug", select="everything"),
+            "select",
+        ),
+    )
+    case(
+        "s27c-model-index/python-model-a-label",
+        lambda d, b: (lambda: nlibias.model_index(b.run, model="entailment"), "entailment"),
+    )
+
+
 GROUPS = (
     _gate_cases,
     _report_cases,
@@ -390,6 +475,7 @@ GROUPS = (
     _models_cases,
     _augment_cases,
     _import_cases,
+    _more_cases,
 )
 
 
