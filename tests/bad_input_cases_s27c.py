@@ -23,14 +23,6 @@ Build = Callable[[Path, Base], tuple[Any, str]]
 Add = Callable[..., None]
 CLASSIFIER = "RobertaForSequenceClassification"
 KNOWN: dict[str, str] = {
-    "s27c-answers/cli-answers-empty": (
-        "exits 0 with every measure n/a: no answer of the column is read as an option, and the note "
-        "'8 answers not read as an option' is no warning (a column of empty strings is a wrong column)"
-    ),
-    "s27c-answers/cli-answer-no-option": (
-        "exits 0 with every measure n/a when no answer of the file matches an option: a note, no "
-        "warning and no refusal"
-    ),
     "s27c-import/cli-header-only": "exits 0, 'imported 0 judgements ... by nobody': an empty file is not refused",
     "s27c-import/cli-label-studio-empty-list": "exits 0 importing nothing from an empty Label Studio export",
     "s27c-import/cli-label-studio-task-without-annotations": (
@@ -253,8 +245,8 @@ def _answers_cases(case: Add) -> None:
         case(f"s27c-answers/cli-{name}", build, expect)
 
     answers("half-the-examples", lambda rows: rows[: len(rows) // 2], expect="warn")
-    answers("answers-empty", lambda rows: [{**row, "uqa": ""} for row in rows], expect="warn")
-    answers("answer-no-option", lambda rows: [{**row, "uqa": "maybe"} for row in rows], expect="warn")
+    answers("answers-empty", lambda rows: [{**row, "uqa": ""} for row in rows])
+    answers("answer-no-option", lambda rows: [{**row, "uqa": "maybe"} for row in rows])
     answers("one-example-twice-two-answers", lambda rows: [*rows, {**rows[0], "uqa": rows[0]["ans1"]}])
     answers("answers-numbers", lambda rows: [{**row, "uqa": 1} for row in rows])
     answers(

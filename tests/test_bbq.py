@@ -349,6 +349,17 @@ def test_a_missing_answer_column_is_refused_naming_the_columns_there(age_dir: Pa
     assert caught.value.line == 1
 
 
+def test_a_column_with_no_answer_read_as_an_option_is_refused_with_a_sample(
+    age_dir: Path, tmp_path: Path
+) -> None:
+    samples = nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "run")
+    path = write_rows(tmp_path / "p.jsonl", results_rows("uqa", ["maybe", "", "maybe", "x"]))
+    reason = r"no answer of answer_column 'uqa' is read as an option \(found '', 'maybe', 'x'\)"
+    with pytest.raises(SourceError, match=reason) as caught:
+        nlibias.score(samples, path, answer_column="uqa", bootstrap=0)
+    assert (caught.value.path, caught.value.parameter) == (str(path), "answer_column")
+
+
 def test_an_answers_file_in_out_dir_is_not_overwritten(age_dir: Path, tmp_path: Path) -> None:
     samples = nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "run")
     path = write_rows(tmp_path / "o" / "predictions.jsonl", results_rows("uqa", ["The grandson"] * 4))

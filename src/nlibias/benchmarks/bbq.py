@@ -337,6 +337,7 @@ def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dic
     position_of = IdPositions(columns.ids)
     provenance = columns.provenance
     held = sorted({str(c) for c in columns.domain.values})
+    matched, unmatched = False, set[str]()
     for line, raw, row in read_bbq_rows(path):
         sample_id = f"{row.category}:{row.example_id}"
         at = position_of(sample_id)
@@ -382,4 +383,16 @@ def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dic
         record |= {"choice": choice, "answer_text": answer}
         if changed or choice is None:
             record["answer_status"] = "changed" if changed else "unmatched"
+        matched |= choice is not None
+        if choice is None and not changed:
+            unmatched.add(answer)
         yield record
+    if unmatched and not matched:
+        found = ", ".join(repr(a) for a in sorted(unmatched)[:5])
+        raise SourceError(
+            path,
+            column,
+            f"no answer of {{answer_column}} {column!r} is read as an option (found {found})",
+            fix="name the column holding the model's answer strings (an option or its words)",
+            parameter="answer_column",
+        )
