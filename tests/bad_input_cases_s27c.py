@@ -23,11 +23,6 @@ Build = Callable[[Path, Base], tuple[Any, str]]
 Add = Callable[..., None]
 CLASSIFIER = "RobertaForSequenceClassification"
 KNOWN: dict[str, str] = {
-    "s27c-import/cli-header-only": "exits 0, 'imported 0 judgements ... by nobody': an empty file is not refused",
-    "s27c-import/cli-label-studio-empty-list": "exits 0 importing nothing from an empty Label Studio export",
-    "s27c-import/cli-label-studio-task-without-annotations": (
-        "exits 0 importing nothing: a Label Studio task without annotations is skipped silently"
-    ),
     "s27c-lm-eval/cli-model-an-mlm-prefix": (
         "unclear: 'mlm:' is read as a Hub repo id ('Repo id must use alphanumeric chars'), not named "
         "a masked LM where --model needs a causal LM"

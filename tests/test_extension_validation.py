@@ -6,6 +6,7 @@ import csv
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -284,3 +285,25 @@ def test_a_judgement_column_given_twice_is_refused(tmp_path: Path) -> None:
     assert (caught.value.line, caught.value.field) == (1, "judgement")
     with pytest.raises(SourceError, match="appears twice"):
         read_import(path, queue, default_annotator="ana")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "fmt", "found"),
+    [
+        ("j.csv", "hypothesis_id,annotator,judgement,stereotype\n", "csv", "no judged row under the header"),
+        ("e.json", "[]", "label-studio", "an empty list"),
+        ("e.json", '[{"id": 1, "data": {}}]', "label-studio", "tasks without a submitted judgement: all 1"),
+    ],
+)
+def test_a_file_with_no_judgement_is_refused_naming_it(
+    tmp_path: Path, name: str, text: str, fmt: Any, found: str
+) -> None:
+    from nlibias.validation.formats import read_import
+
+    queue = build_queue(replace_candidates())
+    hid = hypothesis_id("syn", "men are less good at coding.")
+    path = tmp_path / name
+    path.write_text(text.replace("{}", f'{{"hypothesis_id": "{hid}"}}'), encoding="utf-8")
+    with pytest.raises(SourceError, match=f"no judgement to import: {found}") as caught:
+        read_import(path, queue, fmt=fmt)
+    assert caught.value.path == str(path)

@@ -249,6 +249,7 @@ def read_import(
         raise SourceError(path, None, "file does not exist")
     fmt = detect_format(path) if fmt == "auto" else fmt
     checker = _Checker(path, queue, default_annotator)
+    found = "no judged row under the header"
     if fmt == "csv":
         _read_csv(path, checker)
     else:
@@ -260,6 +261,11 @@ def read_import(
             if not isinstance(item, dict):
                 raise SourceError(path, f"record {number}", "expected an object")
             reader(f"record {number}", item, checker)
+        noun = "tasks" if fmt == "label-studio" else "records"
+        found = f"{noun} without a submitted judgement: all {len(data)}" if data else "an empty list"
+    if not checker.answers:
+        fix = "import the file that holds the judgements (Label Studio: export the tasks with their annotations)"
+        raise SourceError(path, None, f"no judgement to import: {found}", fix=fix)
     if default_annotator is not None and not checker.defaulted:  # the judgements would go to the rows' own
         given = f"every judged row of {path} names its own"
         raise option_applies_to_nothing(
