@@ -36,27 +36,9 @@ KNOWN: dict[str, str] = {
     "s27c-import/cli-label-studio-task-without-annotations": (
         "exits 0 importing nothing: a Label Studio task without annotations is skipped silently"
     ),
-    "s27c-lm-eval/cli-model-an-mlm-prefix": (
-        "unclear: 'mlm:' is read as a Hub repo id ('Repo id must use alphanumeric chars'), not named "
-        "a masked LM where --model needs a causal LM"
-    ),
-    "s27c-models/cli-audit--model-mlm-prefix-a-classifier-folder": (
-        "unclear: 'unknown backend kind mlm' names neither --model nor that mlm: is a masked LM's prefix"
-    ),
-    "s27c-models/cli-audit--model-revision-empty": (
-        "unclear: 'NAME@' (an empty revision) goes to the Hub as a repo id ('Repo id must use "
-        "alphanumeric chars'), not refused as an empty revision naming --model"
-    ),
-    "s27c-models/cli-audit--generative-gguf-a-classifier-folder": (
-        "unclear: 'GGUF file does not exist' for a folder that exists (a classifier's), not naming "
-        "--generative or the role"
-    ),
     "s27c-models/yaml-extend-mlm-model-a-causal-prefix": (
         "accepted: mlm.model 'causal:gpt2' (a causal LM by its own prefix) passes the up-front role "
         "check that refuses a local classifier folder in the same field"
-    ),
-    "s27c-models/yaml-extend-mlm-model-revision-empty": (
-        "accepted: mlm.model 'roberta-base@' (an empty revision) is not refused at config.yaml:2"
     ),
 }
 
