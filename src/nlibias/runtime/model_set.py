@@ -96,7 +96,7 @@ class ModelSet:
         for field, role in asked_as:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
-                    other = field_of[ref.role or role]  # where the model it names belongs
+                    other = field_of[ref.other_role(role) or role]  # where the model it names belongs
                     ref.check_role(role, parameter=field, fix=f"name it in {{{other}}}", names=(other,))
         prompts = tuple(resolve_prompt_styles(asked)) if named["generative"] else ()
         return cls(**named, prompts=prompts, prompts_named=bool(asked))

@@ -36,6 +36,8 @@ _ROLE_KINDS: dict[str, Role] = {
     **dict.fromkeys(SERVER_KINDS, "generative"),
 }  # fmt: skip
 """Kinds that say the role themselves (``prompt:MODEL`` is a classifier made of a causal LM)."""
+_PREFIX_ROLES: dict[str, Role] = dict.fromkeys(("mlm", "masked"), "masked")
+"""Kinds that say a role where the model's ``config.json`` says none or the role asked."""
 GENERATIVE_ALIASES = ("smollm2",)
 """Names without a kind that name a generative LM (the embedded default)."""
 LOADER_KINDS = ("causal", "gguf", "masked", "mlm", "hf")
@@ -199,14 +201,21 @@ class ModelRef:
 
     @property
     def missing_path(self) -> str | None:
-        """Why a name that can only be a local path names nothing (``None``: no problem).
+        """Why a name names nothing: a local path that does not exist, an empty ``@`` revision, a
+        ``gguf:`` folder (``None``: no problem).
 
         >>> ModelRef.named("./no/such/model").missing_path
         'the local path ./no/such/model does not exist (no such file or directory; check the path, or name a hub model as org/name)'
-        >>> ModelRef.named("org/name").missing_path is None
-        True
+        >>> ModelRef.named("org/name").missing_path is None, ModelRef.named("org/name@").missing_path
+        (True, "no revision after '@' (give a revision after @, or leave @ out)")
         """
+        if not self.is_server and not self.is_fake and self.name.endswith("@"):
+            return "no revision after '@' (give a revision after @, or leave @ out)"
         path = self.local_path
+        if self.kind == "gguf" and path is not None and Path(path).expanduser().is_dir():
+            role = ModelRef("", path).role
+            whose = f" ({_ROLE_WORDS[role]}'s, by its config.json)" if role else ""
+            return f"{path} is a folder{whose}, not a GGUF file (name a .gguf file, or leave gguf: out)"
         if path is None or Path(path).expanduser().exists():
             return None
         return (
@@ -235,6 +244,17 @@ class ModelRef:
             return _architecture_role(local / "config.json")
         return next(filter(None, map(_architecture_role, _hub_cached_configs(name))), None)
 
+    def other_role(self, role: Role) -> Role | None:
+        """The role it names other than ``role`` (its own, else its prefix's); ``None``: no other.
+
+        >>> ModelRef.unread("mlm:org/m").other_role("classifier"), ModelRef.unread("mlm:org/m").other_role("masked")
+        ('masked', None)
+        """
+        found = self.role
+        if found in (None, role):
+            found = _PREFIX_ROLES.get(self.kind)
+        return None if found == role else found
+
     def check_role(self, role: Role, *, parameter: str, fix: str, names: tuple[str, ...] = ()) -> None:
         """Refuse the reference where it is asked as ``role`` and names the other kind of model.
 
@@ -242,10 +262,11 @@ class ModelRef:
         Traceback (most recent call last):
         nlibias.errors.ConfigError: judges takes an NLI classifier, and 'smollm2' is a generative LM (name it in lm_judge)
         """
-        found = self.role
-        if found is not None and found != role:
+        found = self.other_role(role)
+        if found is not None:
             raise ConfigError(
-                f"{{{parameter}}} takes {_ROLE_WORDS[role]}, and {str(self)!r} is {_ROLE_WORDS[found]} ({fix})",
+                f"{{{parameter}}} takes {_ROLE_WORDS[role]}, and {str(self)!r} is {_ROLE_WORDS[found]}"
+                f"{f' by its {self.kind}: prefix' if found != self.role else ''} ({fix})",
                 parameter=parameter,
                 names=names,
             )
