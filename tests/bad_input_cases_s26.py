@@ -22,7 +22,7 @@ from bad_input_cases_declared import _model_dir
 from bad_input_cases_explain import _generated_run
 from bad_input_cases_routes import _TABLES, _install, _plugin_registry
 from bad_input_cases_validate_explanations import explained_run
-from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, score_args
+from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, cases_of, score_args
 from nlibias.runtime.cache import PredictionCache
 
 Build = Callable[[Path, Base], tuple[Any, str]]
@@ -890,19 +890,14 @@ def _plugin_cases(case: Callable[..., None]) -> None:
 
 def s26_cases() -> list[Case]:
     """Every case of this module."""
-    found: list[Case] = []
-
-    def case(name: str, build: Build, expect: str = "error", **options: Any) -> None:
-        found.append(Case(name, build, expect, **options))
-
-    for group in (
-        _numbers_cases,
-        _outputs_cases,
-        _twice_cases,
-        _comparable_cases,
-        _nothing_cases,
-        _roles_cases,
-        _plugin_cases,
-    ):
-        group(case)
-    return found
+    return cases_of(
+        (
+            _numbers_cases,
+            _outputs_cases,
+            _twice_cases,
+            _comparable_cases,
+            _nothing_cases,
+            _roles_cases,
+            _plugin_cases,
+        )
+    )

@@ -30,7 +30,7 @@ from bad_input_cases_routes import (
 )
 from bad_input_cases_s26 import JUDGEMENT_HEADER, _extend_args, _gate, _rules, _run_copy
 from bad_input_cases_validate_explanations import explained_run
-from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, invoke, score_args
+from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, cases_of, invoke, score_args
 
 Build = Callable[[Path, Base], tuple[Any, str]]
 Add = Callable[..., None]
@@ -1019,23 +1019,17 @@ KNOWN: dict[str, str] = {}
 
 
 def s27_cases() -> list[Case]:
-    """Every case of this module."""
-    found: list[Case] = []
-
-    def case(name: str, build: Build, expect: str = "error", **options: Any) -> None:
-        known = options.pop("known", "") or KNOWN.get(name, "")
-        found.append(Case(name, build, expect, known=known, **options))
-
-    for group in (
-        _numbers_cases,
-        _outputs_cases,
-        _twice_cases,
-        _comparable_cases,
-        _nothing_cases,
-        _roles_cases,
-        _damaged_cases,
-        _plugin_cases,
-    ):
-        group(case)
-    assert set(KNOWN) <= {case.name for case in found}, set(KNOWN) - {case.name for case in found}
-    return found
+    """Every case of this module, a known defect marked from :data:`KNOWN`."""
+    return cases_of(
+        (
+            _numbers_cases,
+            _outputs_cases,
+            _twice_cases,
+            _comparable_cases,
+            _nothing_cases,
+            _roles_cases,
+            _damaged_cases,
+            _plugin_cases,
+        ),
+        KNOWN,
+    )

@@ -19,7 +19,7 @@ from bad_input_cases_declared import _model_dir
 from bad_input_cases_explain import _generated_run
 from bad_input_cases_routes import _bbq_run, _plugin_registry
 from bad_input_cases_s26 import _gate, _run_copy
-from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, score_args
+from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, cases_of, score_args
 
 Build = Callable[[Path, Base], tuple[Any, str]]
 Add = Callable[..., None]
@@ -871,13 +871,4 @@ GROUPS = (
 
 def s27b_cases() -> list[Case]:
     """Every case of this module, a known defect marked from :data:`KNOWN`."""
-    found: list[Case] = []
-
-    def case(name: str, build: Build, expect: str = "error", **options: Any) -> None:
-        found.append(Case(name, build, expect, known=KNOWN.get(name, ""), **options))
-
-    for group in GROUPS:
-        group(case)
-    unknown = set(KNOWN) - {case.name for case in found}
-    assert not unknown, unknown
-    return found
+    return cases_of(GROUPS, KNOWN)

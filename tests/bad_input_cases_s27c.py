@@ -17,7 +17,7 @@ from bad_input_cases_declared import _model_dir
 from bad_input_cases_routes import _bbq_rows
 from bad_input_cases_s26 import JUDGEMENT_HEADER, _extend_args, _gate, _rules, _run_copy
 from bad_input_cases_s27 import _audited_bbq, _bbq_answers, _debias, _judgements, _training, _vrun
-from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args
+from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, cases_of
 
 Build = Callable[[Path, Base], tuple[Any, str]]
 Add = Callable[..., None]
@@ -444,13 +444,4 @@ GROUPS = (
 
 def s27c_cases() -> list[Case]:
     """Every case of this module, a known defect marked from :data:`KNOWN`."""
-    found: list[Case] = []
-    for group in GROUPS:
-        group(
-            lambda name, build, expect="error": found.append(
-                Case(name, build, expect, known=KNOWN.get(name, ""))
-            )
-        )
-    missing = set(KNOWN).difference(case.name for case in found)
-    assert not missing, missing
-    return found
+    return cases_of(GROUPS, KNOWN)

@@ -21,7 +21,7 @@ import csv
 import io
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +47,23 @@ class Case:
     known: str = ""
     """A defect found and not yet fixed: why the case is not refused clearly (the test expects it
     to fail, strictly, so the defect stays visible and its fix is noticed)."""
+
+
+def cases_of(groups: Iterable[Callable[..., None]], known: Mapping[str, str] | None = None) -> list[Case]:
+    """The cases each group adds through ``case(name, build, expect="error", **options)``, a known
+    defect marked from ``known`` (each of whose names must be a case)."""
+    known = known or {}
+    found: list[Case] = []
+
+    def case(name: str, build: Any, expect: str = "error", **options: Any) -> None:
+        marked = options.pop("known", "") or known.get(name, "")
+        found.append(Case(name, build, expect, known=marked, **options))
+
+    for group in groups:
+        group(case)
+    unknown = set(known) - {case.name for case in found}
+    assert not unknown, unknown
+    return found
 
 
 @dataclass(frozen=True)
