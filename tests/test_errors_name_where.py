@@ -193,3 +193,14 @@ def test_a_message_names_its_parameters_as_fields_the_error_carries() -> None:
     # a field of a name the error does not carry is not a parameter: left as written
     assert faults.message_of(ConfigError("{seed} {x}", parameter="seed")) == "--seed {x}"
     assert "import re" not in Path(faults.__file__).read_text()  # no pattern over message text
+
+
+def test_the_running_command_s_own_option_names_a_parameter_first() -> None:
+    # demo's ``pairs`` is a count (--pairs); the gate's is a list of model pairs (--pair); a command
+    # without that parameter falls back to the shared table.
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    demo, gate, audit = commands["demo"], commands["gate"], commands["audit"]
+    assert faults.flag_of("pairs", demo) == "--pairs"
+    assert faults.flag_of("pairs", gate) == "--pair"
+    assert faults.flag_of("pairs", audit) == faults.flag_of("pairs") == "--pair"
+    assert faults.message_of(ConfigError("{pairs} is 0", parameter="pairs"), demo) == "--pairs is 0"

@@ -35,6 +35,8 @@ from nlibias.textio.text_door import FormatCharactersWarning
 from nlibias.version import __version__
 
 DEBUG_KEY = "nlibias.debug"
+INVOKED_KEY = "nlibias.invoked"
+"""Where the root context keeps the command that runs (its options name a parameter in errors)."""
 
 
 HELP_ORDER = (
@@ -62,7 +64,7 @@ class GuardedGroup(TyperGroup):
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None:
-            refuse_repeated_options(command, name, ctx, rest)
+            ctx.meta[INVOKED_KEY] = refuse_repeated_options(command, name, ctx, rest)
         return name, command, rest
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
@@ -80,7 +82,7 @@ class GuardedGroup(TyperGroup):
             if ctx.meta.get(DEBUG_KEY):
                 raise
             if isinstance(exc, NlibiasError):
-                fail(message_of(exc, ctx.invoked_subcommand), code=EXIT_USER_ERROR)
+                fail(message_of(exc, ctx.meta.get(INVOKED_KEY)), code=EXIT_USER_ERROR)
             described = describe_fault(exc)
             if described is not None:
                 fail(described, code=EXIT_USER_ERROR)
@@ -125,8 +127,9 @@ def _text_door_warnings() -> Iterator[None]:
                 warn(f"{count - TEXT_WARNINGS_SHOWN} more texts had invisible format characters removed")
 
 
-def refuse_repeated_options(command: Any, name: str | None, parent: Any, args: list[str]) -> None:
-    """Refuse a single-valued option given twice, in a command or a nested group's command.
+def refuse_repeated_options(command: Any, name: str | None, parent: Any, args: list[str]) -> Any:
+    """Refuse a single-valued option given twice, in a command or a nested group's command; return
+    the command that will run (a nested group's command: ``validate import``).
 
     Click keeps the last value without a word, so ``gate --margin 1 --margin 30`` would gate with 30.
     A command with ``command_line_refused(args, error)`` (the gate) is told first, to write its CI files.
@@ -135,7 +138,7 @@ def refuse_repeated_options(command: Any, name: str | None, parent: Any, args: l
     try:
         _, rest, order = command.make_parser(ctx).parse_args(list(args))
     except typer.exceptions.TyperException:
-        return  # the command's own parse reports what is wrong
+        return command  # the command's own parse reports what is wrong
     single = (p for p in order if p.param_type_name == "option" and not (p.multiple or p.count or p.is_flag))
     for param, times in Counter(single).items():
         if times > 1:
@@ -149,7 +152,8 @@ def refuse_repeated_options(command: Any, name: str | None, parent: Any, args: l
     if isinstance(command, TyperGroup) and rest:
         sub = command.get_command(ctx, rest[0])
         if sub is not None:
-            refuse_repeated_options(sub, rest[0], ctx, rest[1:])
+            return refuse_repeated_options(sub, rest[0], ctx, rest[1:])
+    return command
 
 
 def name_repeatable_values(command: Any, ctx: Any) -> None:
@@ -253,8 +257,6 @@ _FLAGS = {
     "plots": "--no-plots",
     "as_json": "--json",
 }
-_COMMAND_FLAGS = {"demo": {"pairs": "--pairs"}}
-"""Per command, parameters whose option is not :data:`_FLAGS`' (demo's ``pairs`` is a count)."""
 
 # Library parameters a command takes as an argument, not an option.
 _ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS", "candidate": "CANDIDATE", "run": "RUN"}
@@ -285,21 +287,26 @@ _OS_REASONS = {
 }
 
 
-def flag_of(parameter: str, command: str | None = None) -> str:
-    """The command-line option of a library parameter named in an error.
+def flag_of(parameter: str, command: Any = None) -> str:
+    """The command-line option of a library parameter named in an error: the running command's own
+    option of that name first (``demo``'s ``pairs`` is ``--pairs``, a count; the gate's is
+    ``--pair``), else :data:`_FLAGS`, else ``--`` and the name with dashes.
 
     >>> flag_of("bootstrap"), flag_of("chunk_pairs"), flag_of("models")
     ('--bootstrap', '--chunk-pairs', '--model')
     """
-    flag = _COMMAND_FLAGS.get(command or "", {}).get(parameter) or _FLAGS.get(parameter)
-    return flag or "--" + parameter.replace("_", "-")
+    for param in getattr(command, "params", ()):
+        long = [opt for opt in param.opts if opt.startswith("--")]
+        if param.name == parameter and param.param_type_name == "option" and long:
+            return long[0]
+    return _FLAGS.get(parameter) or "--" + parameter.replace("_", "-")
 
 
-def message_of(error: NlibiasError, command: str | None = None) -> str:
+def message_of(error: NlibiasError, command: Any = None) -> str:
     """An error's message as the command line shows it: each parameter it names
     (:class:`~nlibias.errors.NlibiasError`'s fields) by its option, never by its Python name; the
     parameter at fault, where the message does not name it, added by its option or argument
-    (``command``'s own: :data:`_COMMAND_FLAGS`).
+    (``command``, the click command that ran, decides: :func:`flag_of`).
 
     >>> from nlibias.errors import ConfigError, FileAccessError, SourceError
     >>> message_of(ConfigError("{seed} is -5; pass 0 or more", parameter="seed"))
@@ -329,7 +336,7 @@ def message_of(error: NlibiasError, command: str | None = None) -> str:
     return f"{text} ({named})" if named else text
 
 
-def _on_command_line(parameter: str, command: str | None = None, *, referred: bool = False) -> str | None:
+def _on_command_line(parameter: str, command: Any = None, *, referred: bool = False) -> str | None:
     """How the command line names a library parameter: by its flag (``--seed``), or referred to
     (``option --seed``, ``argument NAME``); None for a parameter no command takes, and for an
     argument's name."""
