@@ -32,6 +32,7 @@ from bad_input_cases_s26 import s26_cases
 from bad_input_cases_s27 import s27_cases
 from bad_input_cases_s27b import s27b_cases
 from bad_input_cases_s27c import s27c_cases
+from bad_input_cases_s28 import s28_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
@@ -440,4 +441,5 @@ def cases() -> list[Case]:
         *s27_cases(),  # another fresh set of issue #48's classes (session 27)
         *s27b_cases(),  # the second fresh set of session 27
         *s27c_cases(),  # the third fresh set of session 27
+        *s28_cases(),  # session 28's fresh set of the input side (expand, audit, score, ...)
     ]
