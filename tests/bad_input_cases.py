@@ -32,6 +32,7 @@ from bad_input_cases_s26 import s26_cases
 from bad_input_cases_s27 import s27_cases
 from bad_input_cases_s27b import s27b_cases
 from bad_input_cases_s27c import s27c_cases
+from bad_input_cases_s28 import s28_cases
 from bad_input_cases_s28b import s28b_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
@@ -441,5 +442,6 @@ def cases() -> list[Case]:
         *s27_cases(),  # another fresh set of issue #48's classes (session 27)
         *s27b_cases(),  # the second fresh set of session 27
         *s27c_cases(),  # the third fresh set of session 27
+        *s28_cases(),  # session 28: the input side (expand, audit, score, demo, doctor, ...)
         *s28b_cases(),  # session 28: the output side (gate, report, explain, export, validate, extend, debias)
     ]
