@@ -41,12 +41,6 @@ from bad_input_corpus import QUEUE_ROWS, Base, Case, cases_of
 
 HID = QUEUE_ROWS[0][0]
 KNOWN: dict[str, str] = {
-    "s28b-outputs/cli-extend-out-the-source-folder": (
-        "--out naming the --source folder is not refused: exit 2 only after extend wrote its run.json "
-        "into the BBNLI folder, which it then reads as a subtopic file ('src/run.json: field premise: "
-        "missing key'); the message names neither --out nor --source, and the source folder keeps the "
-        "stray file (jobs/extend.py: the I/O guard of outputs against inputs)"
-    ),
     "s28b-twice/cli-gate-baseline-the-candidate-s-metrics-file": (
         "gate RUN --baseline RUN/metrics.json exits 0 with PASS: the run is gated against itself; "
         "check_different_runs (jobs/gate_runs.py) compares the paths as given, before the baseline path "
@@ -106,11 +100,6 @@ KNOWN: dict[str, str] = {
     "s28b-damaged/python-augment-word-list-blank": (
         "augment(word_list='') is read as the path '.': exit 1 'error: .: cannot read the word list: Is "
         "a directory', naming neither word_list nor the blank value (debias/wordlists.py)"
-    ),
-    "s28b-damaged/yaml-extend-subtopic-unknown": (
-        "subtopics: [man_is_to_astronaut] in the YAML file is refused as '--subtopic "
-        "'man_is_to_astronaut': unknown subtopic' (exit 2): it names a flag that was not given, not "
-        "config.yaml:1 or the key subtopics (cli/extend_cmd.py checks it after the file is read)"
     ),
     "s28b-damaged/yaml-extend-mlm-dtype-unknown": (
         "mlm.dtype: float8 is accepted when the configuration is read (masks and masked run) and refused "

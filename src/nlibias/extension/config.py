@@ -8,7 +8,7 @@ and settings no model would read refused, naming the YAML line and key).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, NlibiasError, SourceError
 from nlibias.extension.config_rules import (
     LOADING,
     ModelName,
@@ -419,6 +419,42 @@ SETTING_KEYS: dict[str, tuple[str, ...]] = {
 """Each setting of :func:`nlibias.extend` (and option of ``nlibias extend``) → the keys it overrides."""
 
 _OVERRIDE_PARAMETERS = {key: setting for setting, keys in SETTING_KEYS.items() for key in keys}
+
+
+def as_the_files(error: ConfigError, path: str | Path, given: Collection[str]) -> NlibiasError:
+    """``error`` with each parameter it names that the configuration file ``path`` set (and no
+    setting in ``given`` overrides) named as the file's key; the file's error at that key's line
+    when the parameter at fault is one (the YAML origin wins over a flag that was not given)."""
+    text = read_text(path)
+    raw = load_yaml(text, path)
+    from_file: dict[str, str] = {}
+    for name in dict.fromkeys(n for n in (error.parameter, *error.names) if n):
+        setting = _OVERRIDE_PARAMETERS.get(name, name)
+        keys = [k for k in SETTING_KEYS.get(setting, (name,)) if _sets(raw, k.split("."))]
+        if keys and setting not in given:
+            from_file[name] = keys[0]
+    if not from_file:
+        return error
+    message = error.render(
+        lambda n: from_file.get(n, f"{{{n}}}"),
+        lambda n: f"the key {from_file[n]}" if n in from_file else f"{{parameter {n}}}",
+    )
+    others = tuple(n for n in error.names if n not in from_file)
+    parameter = error.parameter or ""
+    if parameter not in from_file:
+        return ConfigError(message, parameter=error.parameter, names=others)
+    key = from_file[parameter]
+    field = None if error.mentions(parameter) else key
+    return SourceError(path, field, message, line=yaml_line_of(text, key.split(".")), names=others)
+
+
+def _sets(raw: Any, keys: Sequence[str]) -> bool:
+    """Whether the YAML document ``raw`` gives a value at ``keys``."""
+    for key in keys:
+        if not isinstance(raw, dict) or raw.get(key) is None:
+            return False
+        raw = raw[key]
+    return True
 
 
 def _place_device(data: dict[str, Any], device: Any) -> None:

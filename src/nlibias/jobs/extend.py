@@ -15,7 +15,8 @@ from typing import Any
 
 from typing_extensions import TypedDict, Unpack
 
-from nlibias.extension.config import SETTING_KEYS, ExtendConfig, load_config, with_overrides
+from nlibias.errors import ConfigError
+from nlibias.extension.config import SETTING_KEYS, ExtendConfig, as_the_files, load_config, with_overrides
 from nlibias.extension.pipeline import PipelineResult, StageReport, run_pipeline
 from nlibias.schema.declared import declared, one_or_many
 
@@ -114,6 +115,12 @@ def extend(
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""
     chosen = extend_config(config, **settings)
-    return run_pipeline(
-        chosen, from_stage=from_stage, until=until, progress=progress, on_stage=on_stage, force=force
-    )
+    try:
+        return run_pipeline(
+            chosen, from_stage=from_stage, until=until, progress=progress, on_stage=on_stage, force=force
+        )
+    except ConfigError as error:  # a setting the file made, named by its key and line
+        if config is None or isinstance(config, ExtendConfig):
+            raise
+        given = [s for s in SETTING_KEYS if _override_value(s, settings.get(s)) is not None]
+        raise as_the_files(error, config, given) from None
