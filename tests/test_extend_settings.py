@@ -66,7 +66,10 @@ def test_an_unset_setting_leaves_the_configurations_value() -> None:
     }
     assert extend_config(None) == extend_config(None, **unset) == ExtendConfig()
     assert extend_config(None, derive=False).templates.derive is False  # False is a value here
-    assert extend_config(None, templates="none").templates.curated is None
+    assert extend_config(None, templates="none", derive=True).templates.curated is None
+    with pytest.raises(ConfigError, match=r"^templates 'none': no curated templates") as caught:
+        extend_config(None, templates="none")  # and none derived: no masked templates at all
+    assert caught.value.parameter == "templates"
 
 
 def test_extend_hands_its_settings_on_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,7 +3,7 @@ settings on top (an unset one, ``None``, ``[]`` or ``False``, leaves it), then t
 
 >>> extend_config(None, top_k=5, classifiers=["fake:a"]).mlm.top_k
 5
->>> extend_config(None, templates="none").templates.curated is None
+>>> extend_config(None, templates="none", derive=True).templates.curated is None
 True
 """
 
@@ -74,13 +74,7 @@ def extend_config(
     for setting, keys in SETTING_KEYS.items():  # each setting on the configuration keys it overrides
         value = _override_value(setting, settings.get(setting))
         overrides.update(dict.fromkeys(keys, value))
-    config = with_overrides(config, overrides)
-    templates = settings.get("templates")
-    if templates is not None and str(templates).lower() == "none":
-        config = config.model_copy(
-            update={"templates": config.templates.model_copy(update={"curated": None})}
-        )
-    return config
+    return with_overrides(config, overrides)
 
 
 def _override_value(setting: str, value: Any) -> Any:
