@@ -41,12 +41,6 @@ from bad_input_corpus import QUEUE_ROWS, Base, Case, cases_of
 
 HID = QUEUE_ROWS[0][0]
 KNOWN: dict[str, str] = {
-    "s28b-outputs/cli-extend-out-the-source-folder": (
-        "--out naming the --source folder is not refused: exit 2 only after extend wrote its run.json "
-        "into the BBNLI folder, which it then reads as a subtopic file ('src/run.json: field premise: "
-        "missing key'); the message names neither --out nor --source, and the source folder keeps the "
-        "stray file (jobs/extend.py: the I/O guard of outputs against inputs)"
-    ),
     "s28b-twice/cli-gate-baseline-the-candidate-s-metrics-file": (
         "gate RUN --baseline RUN/metrics.json exits 0 with PASS: the run is gated against itself; "
         "check_different_runs (jobs/gate_runs.py) compares the paths as given, before the baseline path "
@@ -67,21 +61,10 @@ KNOWN: dict[str, str] = {
         "'entailment' becomes 'contradiction' in the augmented set; parse_json (textio/json_text.py) "
         "keeps the last of a duplicate key: wrong training labels"
     ),
-    "s28b-twice/yaml-extend-compare-fills-the-fill-model-spelt-with-a-prefix": (
-        "mlm.model smollm2 with filter.compare_fills ['causal:smollm2'] (the same fill model) is "
-        "accepted (exit 0): the check in extension/config.py compares the spellings, not the model "
-        "references, so the fill is compared with itself"
-    ),
     "s28b-damaged/cli-validate-status-queue-a-row-twice": (
         "a queue.csv whose row is repeated (one hypothesis_id twice) is read as four hypotheses (exit 0, "
         "'pending 4' for 3 hypotheses): read_queue (extension/validation_handoff.py) does not refuse "
         "a duplicate id: a wrong count"
-    ),
-    "s28b-nothing/yaml-extend-templates-none-without-derive": (
-        "templates.curated: none (the value docs/extension.md gives for --templates) is read as a file "
-        "named 'none': exit 2 'none: file does not exist', naming neither config.yaml:3 nor the key; "
-        "with derive: true the documented value is refused the same way (extension/config.py, "
-        "TemplatesConfig.curated: only YAML null means none)"
     ),
     "s28b-roles/cli-finetune-model-an-openai-server": (
         "finetune --model openai:URL#MODEL (a generative LM server) is not refused by its role: exit 2 "
@@ -93,11 +76,6 @@ KNOWN: dict[str, str] = {
         "tokenizer gguf:FILE: no such file or directory' although the file exists (jobs/debias.py, "
         "debias/finetune.py: the model reference's role)"
     ),
-    "s28b-roles/yaml-extend-holdout-an-mlm-prefix": (
-        "filter.holdout ['mlm:bert-base-cased'] (a masked LM by its prefix) is accepted as a held-out "
-        "NLI model (exit 0) and recorded on the dataset card; filter.models refuses the same kind "
-        "(extension/config.py: holdout has no role check)"
-    ),
     "s28b-damaged/yaml-gate-rules-empty": (
         "an empty --rules file is read as every default (exit 0, PASS): a rules file cut to nothing "
         "silently drops its margins, max_abs limits and slices (jobs/gate_rules.py, parse_rules of an "
@@ -106,16 +84,6 @@ KNOWN: dict[str, str] = {
     "s28b-damaged/python-augment-word-list-blank": (
         "augment(word_list='') is read as the path '.': exit 1 'error: .: cannot read the word list: Is "
         "a directory', naming neither word_list nor the blank value (debias/wordlists.py)"
-    ),
-    "s28b-damaged/yaml-extend-subtopic-unknown": (
-        "subtopics: [man_is_to_astronaut] in the YAML file is refused as '--subtopic "
-        "'man_is_to_astronaut': unknown subtopic' (exit 2): it names a flag that was not given, not "
-        "config.yaml:1 or the key subtopics (cli/extend_cmd.py checks it after the file is read)"
-    ),
-    "s28b-damaged/yaml-extend-mlm-dtype-unknown": (
-        "mlm.dtype: float8 is accepted when the configuration is read (masks and masked run) and refused "
-        "only at the fill stage as 'unknown dtype ... (option --dtype)': a flag not given, not "
-        "config.yaml:4 mlm.dtype (extension/config.py: dtype is a plain str)"
     ),
 }
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nlibias.errors import ConfigError, SourceError
-from nlibias.extension.config import load_config
+from nlibias.extension.config import ExtendConfig, load_config
 from nlibias.jobs.extend import extend_config
 
 
@@ -100,3 +100,48 @@ def test_stopwords_without_derive_are_refused_at_their_line(tmp_path: Path) -> N
     ) as caught:
         extend_config(tmp_path / "derived.yaml", derive=False)
     assert caught.value.parameter == "derive"
+
+
+def test_one_fill_model_spelt_two_ways_is_compared_once(tmp_path: Path) -> None:
+    itself = _refused(
+        tmp_path, "mlm:\n  model: bert-base-cased\nfilter:\n  compare_fills: ['mlm:bert-base-cased']\n"
+    )
+    assert itself.startswith("4: field filter.compare_fills: 'mlm:bert-base-cased' is the fill model itself")
+    twice = _refused(tmp_path, "filter:\n  compare_fills: ['smollm2', 'causal:smollm2']\n")
+    assert twice.startswith(
+        "2: field filter.compare_fills: 'smollm2' and 'causal:smollm2' name one fill model"
+    )
+    other = tmp_path / "other.yaml"
+    other.write_text("filter:\n  compare_fills: ['smollm2', 'causal:smollm2?beam=4']\n", encoding="utf-8")
+    assert load_config(other).filter.compare_fills == ["smollm2", "causal:smollm2?beam=4"]  # another fill
+    with pytest.raises(ConfigError, match=r"'causal:smollm2' is the fill model itself") as caught:
+        extend_config(None, fill_model="smollm2", compare_fill="causal:smollm2")
+    assert caught.value.parameter == "compare_fill"
+
+
+def test_a_held_out_model_must_be_an_nli_classifier(tmp_path: Path) -> None:
+    refused = _refused(tmp_path, "filter:\n  holdout: [smollm2]\n")
+    assert refused.startswith(
+        "2: field filter.holdout: 'smollm2' is a causal LM, not an NLI classifier to hold out"
+    )
+    assert load_config_text(tmp_path, "filter:\n  holdout: ['prompt:smollm2', 'fake:h']\n").filter.holdout
+
+
+def test_a_dtype_no_backend_knows_is_refused_when_read(tmp_path: Path) -> None:
+    refused = _refused(tmp_path, "filter:\n  models: [org/nli]\n  dtype: fp8\n")
+    assert refused == "3: field filter.dtype: unknown dtype 'fp8' (use auto, float32, bfloat16 or float16)"
+    assert load_config_text(tmp_path, "mlm:\n  dtype: BF16\n").mlm.dtype == "BF16"  # the backends' spelling
+
+
+def test_templates_none_means_no_file_and_needs_derived_ones(tmp_path: Path) -> None:
+    refused = _refused(tmp_path, "templates:\n  curated: none\n")
+    assert refused.startswith("2: field templates.curated: no curated templates (none) and none derived")
+    assert (
+        load_config_text(tmp_path, "templates:\n  curated: none\n  derive: true\n").templates.curated is None
+    )
+
+
+def load_config_text(tmp_path: Path, text: str) -> ExtendConfig:
+    path = tmp_path / "accepted.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_config(path)

@@ -4,6 +4,7 @@ configuration's value, and a misspelt or wrongly typed one is refused as a Confi
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,10 @@ def test_an_unset_setting_leaves_the_configurations_value() -> None:
     }
     assert extend_config(None) == extend_config(None, **unset) == ExtendConfig()
     assert extend_config(None, derive=False).templates.derive is False  # False is a value here
-    assert extend_config(None, templates="none").templates.curated is None
+    assert extend_config(None, templates="none", derive=True).templates.curated is None
+    with pytest.raises(ConfigError, match=r"^templates 'none': no curated templates") as caught:
+        extend_config(None, templates="none")  # and none derived: no masked templates at all
+    assert caught.value.parameter == "templates"
 
 
 def test_extend_hands_its_settings_on_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,3 +135,29 @@ def test_help_shows_every_setting_by_name() -> None:
     assert set(ExtendSettings.__annotations__) <= set(shown) and "settings" not in shown
     assert repr(shown["top_k"].default) == "unset" and shown["top_k"].annotation == "int | None"
     assert "top_k" in inspect.signature(extend_config).parameters
+
+
+def test_a_setting_the_file_made_is_refused_at_its_line_a_setting_given_by_its_name(tmp_path: Path) -> None:
+    from nlibias.cli.extend_cmd import _source_dir
+    from nlibias.errors import SourceError
+
+    source = tmp_path / "bbnli"
+    shutil.copytree(_source_dir(None), source)
+    before = sorted(source.rglob("*"))
+    config = tmp_path / "config.yaml"
+    config.write_text(f"source: {source}\nsubtopics: [man_is_to_astronaut]\n", encoding="utf-8")
+    settings: dict[str, Any] = {"fill_model": "fake", "until": "masks", "progress": False}
+    with pytest.raises(SourceError, match=r"^.*config.yaml:2: subtopics 'man_is_to_astronaut': unknown"):
+        nlibias.extend(config, out_dir=tmp_path / "next", **settings)
+    assert not (tmp_path / "next").exists()  # refused before anything is written
+    with pytest.raises(ConfigError, match=r"^subtopics 'nope': unknown subtopic") as caught:
+        nlibias.extend(config, out_dir=tmp_path / "next", subtopics=["nope"], **settings)
+    assert caught.value.parameter == "subtopics"  # given: named by its parameter, not the file's key
+    config.write_text(f"source: {source}\nrun_dir: {source / 'next'}\n", encoding="utf-8")
+    with pytest.raises(
+        SourceError, match=r"config.yaml:2: run_dir .* lies inside the folder .* of the key source"
+    ):
+        nlibias.extend(config, **settings)
+    with pytest.raises(ConfigError, match=r"^out_dir .* is the folder of parameter source") as caught:
+        nlibias.extend(out_dir=source, source=source, **settings)
+    assert caught.value.parameter == "out_dir" and sorted(source.rglob("*")) == before

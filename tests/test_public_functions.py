@@ -270,6 +270,7 @@ def test_extend_takes_the_command_lines_settings_as_parameters(tmp_path: Path) -
         holdout=["fake:h"],
         subtopics=["x"],
         templates="none",
+        derive=True,
         device="cpu",
     )
     assert config.run_dir == str(tmp_path / "next") and config.mlm.model == "fake" and config.mlm.top_k == 3

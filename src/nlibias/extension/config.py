@@ -8,7 +8,7 @@ and settings no model would read refused, naming the YAML line and key).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +16,7 @@ import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -24,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, NlibiasError, SourceError
 from nlibias.extension.config_rules import (
     LOADING,
     ModelName,
@@ -40,12 +41,12 @@ from nlibias.extension.config_rules import (
 )
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.generative.sources import gguf_file_problem
-from nlibias.models.hf_common import check_speed_values
+from nlibias.models.hf_common import check_speed_values, dtype_choice
 from nlibias.models.registry import classifier_kind_problem
 from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import Seed, problems, source_error
-from nlibias.schema.model_ref import ModelRef, fill_kind_problem, split_fill_spec
+from nlibias.schema.model_ref import ModelRef, fill_kind_problem, same_fill, split_fill_spec
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
@@ -119,6 +120,11 @@ class FilterModelConfig(_Strict):
         return None
 
 
+def _none_as_null(value: Any) -> Any:
+    """``none`` (the word the command line takes) as YAML null: no file."""
+    return None if isinstance(value, str) and value.lower() == "none" else value
+
+
 def _specs(value: Any) -> Any:
     if isinstance(value, str | dict):
         value = [value]
@@ -128,8 +134,9 @@ def _specs(value: Any) -> Any:
 
 
 class TemplatesConfig(_Strict):
-    curated: str | None = "default"
-    """A masked-template JSONL file; ``default`` = the curated file shipped with nlibias; null = none."""
+    curated: Annotated[str | None, BeforeValidator(_none_as_null)] = "default"
+    """A masked-template JSONL file; ``default`` = the curated file shipped with nlibias; ``none``
+    (or null) = none."""
     derive: bool = False
     """Also derive masked templates automatically from the source's hypothesis templates."""
     stopwords: str | None = None
@@ -137,6 +144,13 @@ class TemplatesConfig(_Strict):
 
     @model_validator(mode="after")
     def _check_applies(self) -> TemplatesConfig:
+        if self.curated is None and not self.derive:
+            raise Refused(
+                "no curated templates (none) and none derived (templates.derive is false) leave the run "
+                "no masked templates: name a template file (default: the shipped one), or derive them "
+                "(templates.derive: true)",
+                at=("curated",),
+            )
         if not self.derive:
             text = ("derived templates (templates.derive: true)", "templates.derive is false")
             refuse_set(self, ("stopwords",), text, at=(), models=("templates.derive",))
@@ -151,9 +165,14 @@ class DeviceConfig(_Strict):
     max_tokens: int = 8192
     max_batch_size: int = 128
 
-    @field_validator("threads", "max_tokens", "max_batch_size", mode="before")
+    @field_validator("dtype", "threads", "max_tokens", "max_batch_size", mode="before")
     @classmethod
     def _backend_limit(cls, value: Any, info: ValidationInfo) -> Any:
+        """The backends' own rules, when the configuration is read (not at the stage that loads)."""
+        if info.field_name == "dtype":
+            if isinstance(value, str):  # another type: pydantic's own check names it
+                in_their_words(dtype_choice, dtype=value)
+            return value
         check = check_speed_values if info.field_name == "threads" else check_batch_limits
         in_their_words(check, **{str(info.field_name): value})
         return value
@@ -330,17 +349,29 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
         problem = ModelRef.named(spec).missing_path or _gguf_problem(spec)
         if problem is not None:
             return key, f"{spec!r}: {problem}"
-    if config.mlm.model in config.filter.compare_fills:
-        return "filter.compare_fills", (
-            f"{config.mlm.model!r} is the fill model itself; compare the fill model with another one"
-        )
+    for held in config.filter.holdout:  # held out: an NLI classifier too, though never loaded here
+        problem = classifier_kind_problem(held.model, use="to hold out")
+        if problem is not None:
+            return "filter.holdout", problem
+    fills = [config.mlm.model, *config.filter.compare_fills]
+    for index, spec in enumerate(fills[1:], 1):  # one fill model, however spelt, compared once
+        same = next((earlier for earlier in fills[:index] if same_fill(spec, earlier)), None)
+        if same == config.mlm.model:
+            itself = "" if spec == same else f" ({same!r} spelt another way)"
+            return "filter.compare_fills", (
+                f"{spec!r} is the fill model itself{itself}; compare the fill model with another one"
+            )
+        if same is not None:
+            twice = (
+                f"{spec!r} is listed twice" if spec == same else f"{same!r} and {spec!r} name one fill model"
+            )
+            return "filter.compare_fills", f"{twice}; list each fill model once"
     judgements = config.validation.judgements
     if config.validation.unvalidated and judgements and not Path(judgements).exists():
         return "validation.judgements", (
             f"{judgements!r} does not exist, and an unvalidated run would go on without every judgement: "
             "check the path, or leave the judgements file out"
         )
-    fills = [config.mlm.model, *config.filter.compare_fills]
     kinds = [split_fill_spec(f) for f in fills]
     kind, target = kinds[0]
     fill = ModelRef.named(target)
@@ -419,6 +450,42 @@ SETTING_KEYS: dict[str, tuple[str, ...]] = {
 """Each setting of :func:`nlibias.extend` (and option of ``nlibias extend``) → the keys it overrides."""
 
 _OVERRIDE_PARAMETERS = {key: setting for setting, keys in SETTING_KEYS.items() for key in keys}
+
+
+def as_the_files(error: ConfigError, path: str | Path, given: Collection[str]) -> NlibiasError:
+    """``error`` with each parameter it names that the configuration file ``path`` set (and no
+    setting in ``given`` overrides) named as the file's key; the file's error at that key's line
+    when the parameter at fault is one (the YAML origin wins over a flag that was not given)."""
+    text = read_text(path)
+    raw = load_yaml(text, path)
+    from_file: dict[str, str] = {}
+    for name in dict.fromkeys(n for n in (error.parameter, *error.names) if n):
+        setting = _OVERRIDE_PARAMETERS.get(name, name)
+        keys = [k for k in SETTING_KEYS.get(setting, (name,)) if _sets(raw, k.split("."))]
+        if keys and setting not in given:
+            from_file[name] = keys[0]
+    if not from_file:
+        return error
+    message = error.render(
+        lambda n: from_file.get(n, f"{{{n}}}"),
+        lambda n: f"the key {from_file[n]}" if n in from_file else f"{{parameter {n}}}",
+    )
+    others = tuple(n for n in error.names if n not in from_file)
+    parameter = error.parameter or ""
+    if parameter not in from_file:
+        return ConfigError(message, parameter=error.parameter, names=others)
+    key = from_file[parameter]
+    field = None if error.mentions(parameter) else key
+    return SourceError(path, field, message, line=yaml_line_of(text, key.split(".")), names=others)
+
+
+def _sets(raw: Any, keys: Sequence[str]) -> bool:
+    """Whether the YAML document ``raw`` gives a value at ``keys``."""
+    for key in keys:
+        if not isinstance(raw, dict) or raw.get(key) is None:
+            return False
+        raw = raw[key]
+    return True
 
 
 def _place_device(data: dict[str, Any], device: Any) -> None:

@@ -26,7 +26,7 @@ from nlibias.extension.stages import SPECS, Factories, judgements_input
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
-from nlibias.io.overwrites import refuse_overwrites
+from nlibias.io.overwrites import refuse_overwrites, refuse_writing_into
 from nlibias.io.stages import (
     DONE,
     RUN,
@@ -46,6 +46,8 @@ from nlibias.runtime.cache import PredictionCache, default_cache_path
 from nlibias.schema.model_ref import ModelRef
 
 STAGES: tuple[str, ...] = tuple(SPECS)
+_RUN_FILES = ("run.json", "config.yaml")
+"""What the run writes beside its stages' outputs."""
 PIPELINE_VERSION = 2
 
 
@@ -109,8 +111,13 @@ class Pipeline:
         self._settings_memo: dict[str, dict[str, Any]] = {}
 
     @cached_property
+    def source_dir(self) -> Path:
+        """The BBNLI JSON folder the run reads (``source``, else the resolved data dir)."""
+        return resolve_data(BBNLI_DATA, self.config.source)
+
+    @cached_property
     def all_subtopics(self) -> list[BBNLISubtopic]:
-        return load_bbnli_dir(resolve_data(BBNLI_DATA, self.config.source))
+        return load_bbnli_dir(self.source_dir)
 
     @property
     def subtopics(self) -> list[BBNLISubtopic]:
@@ -227,11 +234,11 @@ class Pipeline:
             until = _one_of(until, STAGES, "stage", "until")
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
+        self._refuse_overwriting_inputs()
+        _ = self.subtopics  # an unknown subtopic is refused before anything is written
         if not force:
             self._refuse_other_settings(first_forced)
         finished = self._finished_before(from_stage, until) if from_stage else {}
-        written = [self.run_dir / rel for spec in SPECS.values() for rel in spec.outputs]
-        refuse_overwrites({"out_dir": written, "cache": self.config.cache}, {})
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
         reports: list[StageReport] = []
@@ -262,6 +269,23 @@ class Pipeline:
                 self._cache.close()
                 self._cache = None
         return PipelineResult(self.run_dir, status, reports, message)
+
+    def _refuse_overwriting_inputs(self) -> None:
+        """Refuse, before anything is written, a run directory that is (or lies inside) the source
+        folder, and an output (the cache too) that is a file the run reads."""
+        written = [
+            self.run_dir / rel for rel in (*_RUN_FILES, *(r for s in SPECS.values() for r in s.outputs))
+        ]
+        templates = self.config.templates
+        inputs = {
+            "source": self.source_dir,
+            "templates": self.templates_path(),
+            "templates.stopwords": templates.stopwords,
+            "mlm.stopwords": self.config.mlm.stopwords,
+            "judgements": self.judgements_path(),
+        }
+        refuse_writing_into("out_dir", self.run_dir, {"source": self.source_dir})
+        refuse_overwrites({"out_dir": written, "cache": self.config.cache}, inputs)
 
     def _run_stage(self, stage: str, damaged: Sequence[str] = ()) -> StageReport:
         self._invalidate_after(stage)

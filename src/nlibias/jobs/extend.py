@@ -3,7 +3,7 @@ settings on top (an unset one, ``None``, ``[]`` or ``False``, leaves it), then t
 
 >>> extend_config(None, top_k=5, classifiers=["fake:a"]).mlm.top_k
 5
->>> extend_config(None, templates="none").templates.curated is None
+>>> extend_config(None, templates="none", derive=True).templates.curated is None
 True
 """
 
@@ -15,7 +15,8 @@ from typing import Any
 
 from typing_extensions import TypedDict, Unpack
 
-from nlibias.extension.config import SETTING_KEYS, ExtendConfig, load_config, with_overrides
+from nlibias.errors import ConfigError
+from nlibias.extension.config import SETTING_KEYS, ExtendConfig, as_the_files, load_config, with_overrides
 from nlibias.extension.pipeline import PipelineResult, StageReport, run_pipeline
 from nlibias.schema.declared import declared, one_or_many
 
@@ -73,13 +74,7 @@ def extend_config(
     for setting, keys in SETTING_KEYS.items():  # each setting on the configuration keys it overrides
         value = _override_value(setting, settings.get(setting))
         overrides.update(dict.fromkeys(keys, value))
-    config = with_overrides(config, overrides)
-    templates = settings.get("templates")
-    if templates is not None and str(templates).lower() == "none":
-        config = config.model_copy(
-            update={"templates": config.templates.model_copy(update={"curated": None})}
-        )
-    return config
+    return with_overrides(config, overrides)
 
 
 def _override_value(setting: str, value: Any) -> Any:
@@ -114,6 +109,12 @@ def extend(
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""
     chosen = extend_config(config, **settings)
-    return run_pipeline(
-        chosen, from_stage=from_stage, until=until, progress=progress, on_stage=on_stage, force=force
-    )
+    try:
+        return run_pipeline(
+            chosen, from_stage=from_stage, until=until, progress=progress, on_stage=on_stage, force=force
+        )
+    except ConfigError as error:  # a setting the file made, named by its key and line
+        if config is None or isinstance(config, ExtendConfig):
+            raise
+        given = [s for s in SETTING_KEYS if _override_value(s, settings.get(s)) is not None]
+        raise as_the_files(error, config, given) from None

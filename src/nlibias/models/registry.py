@@ -50,8 +50,9 @@ def split_spec(spec: str) -> tuple[str, str]:
     return ref.kind, ref.name
 
 
-def classifier_kind_problem(spec: str) -> str | None:
-    """Why no classifier backend reads ``spec``'s kind, or the LM its ``config.json`` names (``None``: one does).
+def classifier_kind_problem(spec: str, use: str = "to filter with") -> str | None:
+    """Why no classifier backend reads ``spec``'s kind, or the LM its ``config.json`` names (``None``:
+    one does); ``use``: what the classifier is for.
 
     >>> classifier_kind_problem("openai:http://h/v1#m")
     "unknown backend kind 'openai' in 'openai:http://h/v1#m'. Known: fake, hf, prompt"
@@ -66,7 +67,7 @@ def classifier_kind_problem(spec: str) -> str | None:
     if role in ("generative", "masked"):  # a kind that says so, an alias, its config.json's architecture
         return (
             f"{spec!r} is {'a causal' if role == 'generative' else 'a masked'} LM, not an NLI classifier "
-            "to filter with: name a sequence-classification model, or prompt:NAME (a causal LM asked for "
+            f"{use}: name a sequence-classification model, or prompt:NAME (a causal LM asked for "
             "NLI labels); an LM fills as mlm.model"
         )
     return None

@@ -305,6 +305,29 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     return ("causal" if causal else "masked"), spec
 
 
+def same_fill(spec: str, other: str) -> bool:
+    """Whether two fill specs name one fill: the same filler kind and reference, however spelt (a
+    ``causal:``/``gguf:``, ``masked:``/``mlm:`` or ``hf:`` prefix the kind implies, options in any
+    order, one local path written two ways).
+
+    >>> same_fill("smollm2", "causal:smollm2"), same_fill("mlm:bert?x=1&y=2", "hf:bert?y=2&x=1")
+    (True, True)
+    >>> same_fill("smollm2", "causal:smollm2?beam=8"), same_fill("bert", "causal:bert")
+    (False, False)
+    """
+    return _fill_identity(spec) == _fill_identity(other)
+
+
+def _fill_identity(spec: str) -> tuple[FillKind, ModelRef]:
+    """The filler kind and its reference: no ``hf:``, options sorted, an existing local path resolved."""
+    kind, target = split_fill_spec(spec)
+    ref = ModelRef.parse(target)
+    name, path = ref.name, ref.local_path
+    if path is not None and Path(path).expanduser().exists():
+        name = str(Path(path).expanduser().resolve()) + name.removeprefix(path)  # its @REV kept
+    return kind, ModelRef("" if ref.kind == "hf" else ref.kind, name, tuple(sorted(ref.option_items)))
+
+
 def fill_kind_problem(spec: str) -> str | None:
     """Why no filler reads ``spec``'s kind, or the classifier its ``config.json`` names (``None``: one does).
 
