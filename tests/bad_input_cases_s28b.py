@@ -47,11 +47,6 @@ KNOWN: dict[str, str] = {
         "missing key'); the message names neither --out nor --source, and the source folder keeps the "
         "stray file (jobs/extend.py: the I/O guard of outputs against inputs)"
     ),
-    "s28b-twice/cli-gate-baseline-the-candidate-s-metrics-file": (
-        "gate RUN --baseline RUN/metrics.json exits 0 with PASS: the run is gated against itself; "
-        "check_different_runs (jobs/gate_runs.py) compares the paths as given, before the baseline path "
-        "is read as its run directory: a wrong decision"
-    ),
     "s28b-twice/cli-validate-import-label-studio-key-twice": (
         "a Label Studio task with the key 'annotations' twice is read with the last value (exit 0, "
         "'imported 1 judgements'): read_json_file/parse_json (textio/json_text.py) do not refuse "
