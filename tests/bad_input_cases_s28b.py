@@ -78,16 +78,6 @@ KNOWN: dict[str, str] = {
         "with derive: true the documented value is refused the same way (extension/config.py, "
         "TemplatesConfig.curated: only YAML null means none)"
     ),
-    "s28b-roles/cli-finetune-model-an-openai-server": (
-        "finetune --model openai:URL#MODEL (a generative LM server) is not refused by its role: exit 2 "
-        "'cannot load the tokenizer ... Repo id must be in the form ...' with an hf download hint "
-        "(debias/finetune.py: the model reference should declare the NLI-classifier role)"
-    ),
-    "s28b-roles/cli-debias-model-a-gguf-file": (
-        "debias --model gguf:FILE (a generative LM) is not refused by its role: exit 2 'cannot load the "
-        "tokenizer gguf:FILE: no such file or directory' although the file exists (jobs/debias.py, "
-        "debias/finetune.py: the model reference's role)"
-    ),
     "s28b-roles/yaml-extend-holdout-an-mlm-prefix": (
         "filter.holdout ['mlm:bert-base-cased'] (a masked LM by its prefix) is accepted as a held-out "
         "NLI model (exit 0) and recorded on the dataset card; filter.models refuses the same kind "
