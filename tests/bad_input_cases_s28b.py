@@ -118,6 +118,12 @@ def _numbers_cases(case: Add) -> None:
         case(f"s28b-numbers/yaml-gate-{name}", build)
 
     rules("confidence-nan", "confidence: .nan\n", 1)
+    # a NaN is not a number, whatever bound pydantic would test first ("less than 1" once)
+    rules(
+        "confidence-nan-said-not-finite",
+        "confidence: .nan\n",
+        named="field confidence: Input should be a finite number",
+    )
     rules("confidence-negative", "confidence: -0.95\n", 1)
     rules("confidence-quoted", 'confidence: "0.95"\n', 1)
     rules("bootstrap-inf", "bootstrap: .inf\n", 1)
