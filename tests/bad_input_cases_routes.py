@@ -287,7 +287,10 @@ def _answer_column_cases() -> list[Case]:
     found: list[Case] = []
 
     def answers(
-        name: str, rows: Callable[[list[dict[str, Any]]], list[dict[str, Any]] | bytes], expect: str = "error"
+        name: str,
+        rows: Callable[[list[dict[str, Any]]], list[dict[str, Any]] | bytes],
+        expect: str = "error",
+        named: str = "",
     ) -> None:
         def build(d: Path, base: Base) -> tuple[list[str], str]:
             run = _bbq_run(d)
@@ -298,7 +301,7 @@ def _answer_column_cases() -> list[Case]:
             else:
                 _write_jsonl(path, made)
             args = ["score", "--samples", str(run), "--predictions", str(path), "--answer-column", "uqa"]
-            return [*args, "--out", str(d / "o"), "--bootstrap", "0"], str(path)
+            return [*args, "--out", str(d / "o"), "--bootstrap", "0"], named or str(path)
 
         found.append(Case(f"answer-column/{name}", build, expect))
 
@@ -331,7 +334,7 @@ def _answer_column_cases() -> list[Case]:
     answers(
         "example-id-a-string", lambda rows: [{**row, "example_id": str(row["example_id"])} for row in rows]
     )
-    answers("half-the-examples", lambda rows: rows[:4], expect="warn")
+    answers("half-the-examples", lambda rows: rows[:4], expect="warn", named="have no prediction")
 
     def blank_column(d: Path, base: Base) -> tuple[list[str], str]:
         run = _bbq_run(d)

@@ -216,7 +216,7 @@ def _answers_cases(case: Add) -> None:
 
         case(f"s27c-answers/cli-{name}", build, expect)
 
-    answers("half-the-examples", lambda rows: rows[: len(rows) // 2], expect="warn")
+    answers("half-the-examples", lambda rows: rows[: len(rows) // 2], "have no prediction", expect="warn")
     answers("answers-empty", lambda rows: [{**row, "uqa": ""} for row in rows])
     answers("answer-no-option", lambda rows: [{**row, "uqa": "maybe"} for row in rows])
     answers("one-example-twice-two-answers", lambda rows: [*rows, {**rows[0], "uqa": rows[0]["ans1"]}])

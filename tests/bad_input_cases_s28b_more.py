@@ -29,6 +29,22 @@ def _nothing_cases(case: Add) -> None:
     explain_cli("device-with-a-fake-judge", ["--no-cache", "--device", "cuda"], "--device")
     explain_cli("dtype-with-a-fake-judge", ["--no-cache", "--dtype", "float16"], "--dtype")
     explain_cli("cache-and-no-cache", ["--no-cache", "--cache", "c.sqlite"], "--no-cache")
+    # both options named by their flags (the cache once spelt cache='c.sqlite', as in Python)
+    explain_cli(
+        "cache-and-no-cache-the-cache-by-its-flag",
+        ["--no-cache", "--cache", "c.sqlite"],
+        "--cache 'c.sqlite'",
+    )
+    case(
+        "s28b-nothing/cli-audit-quantize-with-compile-both-by-their-flags",
+        lambda d, b: (
+            [
+                *["audit", "--samples", str(b.samples), "--model", str(_tiny(b))],
+                *["--out", str(d / "o"), "--bootstrap", "0", "--no-cache", "--quantize", "int8", "--compile"],
+            ],
+            "--quantize 'int8' and --compile",
+        ),
+    )
 
     def explain_py(d: Path, base: Base) -> tuple[Callable[[], object], str]:
         run, _ = _generated_run(d, base)

@@ -115,7 +115,10 @@ def validation_cases() -> list[Case]:
     validation(
         "import-csv-unknown-judgement", import_file("j", judgement_header + first + b",ana,maybe,\n", ".csv")
     )
-    validation("import-csv-unjudged", import_file("j", judgement_header + good_row, ".csv"), expect="warn")
+    unjudged = import_file("j", judgement_header + good_row, ".csv")
+    validation(
+        "import-csv-unjudged", lambda run, base: (unjudged(run, base)[0], "have no judgement"), expect="warn"
+    )
     validation(
         "import-json-not-utf8",
         import_file("ls", b'[{"data": {"hypothesis_id": "' + LATIN1 + b'"}}]', ".json"),

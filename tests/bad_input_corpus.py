@@ -8,7 +8,8 @@ Each :class:`Case` writes one bad file (or option) into a fresh directory and na
 * ``unclear``: a non-zero exit without a traceback that does not name the file;
 * ``internal``: exit code 70 (an unexpected error, reported as a bug);
 * ``traceback``: a raw traceback (or an exception that escaped the command);
-* ``warned``: a ``warn`` case that exits 0 and prints its warning;
+* ``warned``: a ``warn`` case that exits 0 and prints its warning, naming what the case names (a
+  warning printed for another reason, such as the fake judge's, does not count);
 * ``silent``: exit 0 where the input should have been refused (or warned about).
 
 Only the standard library and ``nlibias.cli.main.app`` are used, so the bench can run the same
@@ -39,7 +40,8 @@ class Case:
     """Writes the bad input under the directory; returns the arguments (or, for the Python route, a
     call of the library) and what the message must name."""
     expect: str = "error"
-    """``error`` (refused) or ``warn`` (accepted with a warning that contains ``warning``)."""
+    """``error`` (refused) or ``warn`` (accepted with a warning that contains ``warning``, the output
+    naming what :attr:`build` returns as well)."""
     env: Callable[[Path], dict[str, str]] | None = None
     """Environment variables the command runs with (from the case's directory), e.g. a data dir."""
     context: Callable[[], AbstractContextManager[object]] | None = None
@@ -143,7 +145,7 @@ def judge(case: Case, base_dir: Path, base: Base) -> Outcome:
         verdict = "internal"
     elif code != 0:
         verdict = "clear" if named in " ".join(text.split()) else "unclear"
-    elif case.expect == "warn" and "warning" in text.lower():
+    elif case.expect == "warn" and "warning" in text.lower() and named in " ".join(text.split()):
         verdict = "warned"
     else:
         verdict = "silent"

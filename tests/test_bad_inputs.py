@@ -83,5 +83,13 @@ def test_the_judge_tells_a_traceback_and_a_silent_acceptance(base: Base, tmp_pat
         assert judge(Case("x/escaped", accepted), tmp_path, base).verdict == "traceback"
         bad_input_corpus.invoke = lambda args: (70, "error: internal error", None)  # type: ignore[assignment]
         assert judge(Case("x/internal", accepted), tmp_path, base).verdict == "internal"
+        # a warn case is warned only by a warning naming what it names: the fake judge's own warning
+        # on a rerun that reused everything is a silent acceptance
+        recomputed = lambda d, b: (["explain", "RUN"], "recomput")  # noqa: E731
+        fake = "warning: Judge fake:j is a fake: a deterministic stand-in for tests and dry runs."
+        bad_input_corpus.invoke = lambda args: (0, f"wrote RUN (reused: same inputs)\n{fake}", None)  # type: ignore[assignment]
+        assert judge(Case("x/reused", recomputed, "warn"), tmp_path, base).verdict == "silent"
+        bad_input_corpus.invoke = lambda args: (0, f"wrote RUN (recomputed: damaged)\n{fake}", None)  # type: ignore[assignment]
+        assert judge(Case("x/recomputed", recomputed, "warn"), tmp_path, base).verdict == "warned"
     finally:
         bad_input_corpus.invoke = original  # type: ignore[assignment]

@@ -125,6 +125,31 @@ def test_a_model_path_that_does_not_exist_is_named(toy: dict[str, Path], tmp_pat
         assert error.value.parameter == "model"
 
 
+def test_a_model_of_another_role_is_refused_by_its_reference_before_anything_loads(
+    toy: dict[str, Path], tmp_path: Path
+) -> None:
+    """finetune and debias read their model as a Hugging Face checkpoint (one declaration, the
+    role "checkpoint"): a server, a GGUF file or a KIND: prefix is refused naming the parameter;
+    a masked LM's directory (the paper fine-tunes roberta-base) is a checkpoint like any other."""
+    from nlibias import debias_models
+    from nlibias.debias.finetune_checks import check_base_model
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(60))
+    for model in ("openai:http://127.0.0.1:9/v1#m", f"gguf:{gguf}", str(gguf), "smollm2", "hf:org/name"):
+        with pytest.raises(ConfigError, match="takes a Hugging Face checkpoint") as error:
+            finetune(model, toy["train"], tmp_path / "out", **FAST)
+        assert error.value.parameter == "model", model
+        with pytest.raises(ConfigError, match="takes a Hugging Face checkpoint") as error:
+            debias_models([model], toy["train"], tmp_path / "deb", progress=False)
+        assert error.value.parameter == "models", model
+    assert not (tmp_path / "out").exists() and not (tmp_path / "deb" / "stages").exists()
+    masked = tmp_path / "mlm"
+    masked.mkdir()
+    (masked / "config.json").write_text('{"architectures": ["RobertaForMaskedLM"]}', encoding="utf-8")
+    check_base_model(str(masked))  # not refused: any head is fine-tuned as a sequence classifier
+
+
 def test_a_hub_id_is_not_taken_for_a_path_when_a_folder_of_its_org_exists(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

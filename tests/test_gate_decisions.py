@@ -95,6 +95,10 @@ def test_the_same_run_twice_is_refused_however_it_is_spelled(
     monkeypatch.chdir(runs["root"])
     result = runner.invoke(app, ["gate", "./base", "--baseline", "base/"])
     assert result.exit_code == 2 and "the same run" in result.output, result.output
+    (runs["root"] / "link").symlink_to(runs["base"], target_is_directory=True)
+    for baseline in ("base/metrics.json", "link", "link/metrics.json"):  # a run's file or a link
+        result = runner.invoke(app, ["gate", "base", "--baseline", baseline])
+        assert result.exit_code == 2 and "the same run" in result.output, (baseline, result.output)
 
 
 def test_a_candidate_model_paired_twice_is_refused(runs: dict[str, Path]) -> None:

@@ -117,12 +117,12 @@ def test_quantize_on_a_gpu_is_refused_before_loading(
     tiny_nli_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(hf_common, "choose_device", lambda device: "cuda:0")  # no GPU needed
-    with pytest.raises(ConfigError, match=r"quantize='int8' runs on CPU only .*CUDA"):
+    with pytest.raises(ConfigError, match=r"quantize 'int8' runs on CPU only .*CUDA"):
         HFNLIClassifier(tiny_nli_dir, dtype="float32", quantize="int8")
 
 
 def test_quantize_needs_float32_weights(tiny_nli_dir: Path) -> None:
-    with pytest.raises(ConfigError, match=r"quantize='int8' quantizes float32 weights; dtype bfloat16"):
+    with pytest.raises(ConfigError, match=r"quantize 'int8' quantizes float32 weights; dtype bfloat16"):
         HFNLIClassifier(tiny_nli_dir, dtype="bf16", quantize="int8")
 
 
@@ -144,7 +144,7 @@ def test_threads_sets_torch_threads(tiny_nli_dir: Path) -> None:
         ({"threads": 0}, "threads is 0; give a positive number of threads"),
         ({"threads": -2}, "threads is -2; give a positive number of threads"),
         ({"compile": "yes"}, "compile is 'yes'; pass True or False"),
-        ({"quantize": "int8", "compile": True}, "quantize='int8' and compile cannot be combined"),
+        ({"quantize": "int8", "compile": True}, "quantize 'int8' and compile cannot be combined"),
     ],
 )
 def test_bad_values_name_the_option(tiny_nli_dir: Path, options: dict, named: str) -> None:

@@ -290,8 +290,9 @@ def cache_setting(cache: Path | None, no_cache: bool) -> Path | bool:
     cache); both at once are refused (one would be ignored without a word)."""
     if no_cache and cache is not None:
         raise ConfigError(
-            f"{{no_cache}} and cache={str(cache)!r} contradict each other; give one of them",
+            f"{{no_cache}} and {{cache}} {str(cache)!r} contradict each other; give one of them",
             parameter="no_cache",
+            names=("cache",),
         )
     return False if no_cache else (cache or True)
 

@@ -18,6 +18,7 @@ from nlibias.errors import ConfigError
 from nlibias.models.mlm.model_names import check_model_path
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared
+from nlibias.schema.model_ref import ModelRef
 
 
 def _check_options(**options: Any) -> None:
@@ -112,21 +113,28 @@ def check_splits(
         )  # fmt: skip
 
 
-def check_base_model(model: str, max_length: int | None = None) -> None:
-    """Refuse a blank model, a missing local path (not sent to the hub), a path that is not a
-    model directory, and a ``max_length`` beyond a local model's positions (its config.json).
+def check_base_model(model: str, max_length: int | None = None, *, parameter: str = "model") -> None:
+    """Refuse a model that is no Hugging Face checkpoint by its reference (a server, a GGUF file, a
+    ``KIND:`` prefix: its role), a blank model, a missing local path (not sent to the hub), a path
+    that is not a model directory, and a ``max_length`` beyond a local model's positions (its
+    config.json); ``parameter``: the argument that names it.
 
     >>> check_base_model("./no/such/model")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     nlibias.errors.ConfigError: model './no/such/model': the local path ./no/such/model does not exist ...
+    >>> check_base_model("openai:http://127.0.0.1:8000/v1#m")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: model takes a Hugging Face checkpoint ..., and 'openai:...#m' is a generative LM by its openai: prefix (...)
     """
-    check_model_path(model, parameter="model")
+    fix = "name a hub model or a model directory alone, e.g. roberta-base or ./models/nli"
+    ModelRef.unread(model).check_role("checkpoint", parameter=parameter, fix=fix)
+    check_model_path(model, parameter=parameter)
     path = Path(model).expanduser()
     if not model.strip() or (path.exists() and not (path.is_dir() and (path / "config.json").is_file())):
         raise ConfigError(
-            f"{{model}} {model!r} is neither a hub name nor a model directory (no config.json): give "
+            f"{{{parameter}}} {model!r} is neither a hub name nor a model directory (no config.json): give "
             "a hub name or a directory written by save_pretrained (or by `nlibias finetune`)",
-            parameter="model",
+            parameter=parameter,
         )
     if max_length is not None and path.is_dir():
         try:

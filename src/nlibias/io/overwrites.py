@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from nlibias.errors import ConfigError, SourceError
-from nlibias.io.run_manifest import read_manifest
+from nlibias.io.run_manifest import read_manifest, run_directory
 
 Files = str | Path | Iterable[str | Path] | None
 
@@ -65,8 +65,7 @@ def refuse_named_twice(
 
 def run_files(run_dir: str | Path) -> list[Path]:
     """The files a reader of the run directory (or of its ``metrics.json``) reads."""
-    run = Path(run_dir)
-    run = run.parent if run.is_file() else run
+    run = run_directory(run_dir)
     found = [run / name for name in _RUN_FILES]
     try:
         manifest = read_manifest(run) if run.is_dir() else None

@@ -26,7 +26,7 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_predictions
 from nlibias.io.results import MetricsDocument, ModelRun, check_consistent, read_metrics
-from nlibias.io.run_manifest import RunManifest, changed_inputs, check_run_directory
+from nlibias.io.run_manifest import RunManifest, changed_inputs, check_run_directory, run_directory
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, read_sample_columns, resolve_samples_path
 from nlibias.io.stages import read_record
 from nlibias.schema import Prediction
@@ -178,8 +178,7 @@ def asked_settings(rows: Iterable[Prediction]) -> dict[str, dict[str, str]]:
 
 def read_run(path: str | Path) -> RunDirectory:
     """The run directory at ``path`` (or of a ``metrics.json``), checked."""
-    path = Path(path)
-    directory = path.parent if path.is_file() else path
+    directory = run_directory(path)
     metrics_path = directory / METRICS_FILE
     if not metrics_path.is_file():
         raise SourceError(

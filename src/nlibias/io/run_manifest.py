@@ -37,6 +37,20 @@ MANIFEST_VERSION = 1
 _RERUN = "rerun the command that wrote it"
 
 
+def run_directory(path: str | Path) -> Path:
+    """The run directory a run given as its folder or as a file in it (its ``metrics.json``) names:
+    the one reading of a run's path, so that one run is one run however it is given.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "metrics.json").write_text("{}")
+    >>> run_directory(d / "metrics.json") == run_directory(d) == d
+    True
+    """
+    path = Path(path)
+    return path.parent if path.is_file() else path
+
+
 Size = Annotated[Integer, Range(0, None)]
 
 

@@ -264,7 +264,7 @@ def run_debias(
         finetune_settings(models[0], replace(options, seed=first_or_last))
     swap_list_named(augment.get("word_list", "winobias"))
     for model in models:
-        check_base_model(model, options.max_length)
+        check_base_model(model, options.max_length, parameter="models")
     check_splits(train, options.split, eval_path, options.eval_split)
     train_set = check_training_set(train, options.split, "train")
     eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")

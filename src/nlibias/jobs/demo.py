@@ -102,8 +102,9 @@ def run_demo(
     labels the explanations of generated answers before the report is written."""
     if not full and sample_pairs < 1:
         raise ConfigError(
-            f"{{sample_pairs}} is {sample_pairs}; the demo audits at least one pair (or full=True for all)",
+            f"{{sample_pairs}} is {sample_pairs}; the demo audits at least one pair (or pass {{full}} for all)",
             parameter="sample_pairs",
+            names=("full",),
         )
     started = time.perf_counter()
     out = Path(out_dir)

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
+from nlibias.io.overwrites import file_identity
 from nlibias.io.run_dir import ASKED, asked_settings
+from nlibias.io.run_manifest import run_directory
 from nlibias.jobs.results import read_checked_run
 from nlibias.metrics.paired_units import ScoredRun, asked_difference, sample_difference
 
@@ -23,11 +25,13 @@ def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> ScoredRun:
 
 
 def check_different_runs(candidate: str | Path, baseline: str | Path) -> None:
-    """Refuse one run directory given as both (``./runs/ref`` and ``runs/ref/`` alike)."""
-    if Path(candidate).resolve() == Path(baseline).resolve():
+    """Refuse one run directory given as both (``./runs/ref``, ``runs/ref/``, a link to it or its
+    ``metrics.json`` alike)."""
+    same = file_identity(run_directory(candidate)) == file_identity(run_directory(baseline))
+    if same:
         raise ConfigError(
-            f"the candidate and the baseline are the same run ({Path(candidate).resolve()}): a gate "
-            "compares a new run with another one",
+            f"the candidate ({candidate}) and the baseline ({baseline}) are the same run "
+            f"({run_directory(candidate).resolve()}): a gate compares a new run with another one",
             parameter="baseline",
         )
 

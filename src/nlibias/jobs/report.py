@@ -18,6 +18,7 @@ from nlibias.catalog.registry import with_benchmarks
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import atomic_write_text
 from nlibias.io.overwrites import refuse_named_twice, refuse_overwrites, run_files
+from nlibias.io.run_manifest import run_directory
 from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing, save_comparison
 from nlibias.report.compare import compare as compare_runs
 from nlibias.report.compare import format_comparison
@@ -165,9 +166,7 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
             "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",
             fix="name a second run in runs, or leave {compare} out", names=("runs",),
         )  # fmt: skip
-    refuse_named_twice(
-        runs, "runs", "run directory", each="run", file_of=lambda p: p.parent if p.is_file() else p
-    )
+    refuse_named_twice(runs, "runs", "run directory", each="run", file_of=run_directory)
 
 
 def _check_options_apply(*, debias: bool, fmt: str | None, compare: bool, plots: bool) -> None:

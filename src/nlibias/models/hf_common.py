@@ -367,21 +367,21 @@ def check_speed_values(
         pass
     elif compile:  # dynamo cannot trace the int8 Linear's packed weights (measured: a graph break each)
         problem = (
-            f"quantize={quantize!r} and compile cannot be combined (torch.compile cannot trace the int8 "
+            f"{{quantize}} {quantize!r} and {{compile}} cannot be combined (torch.compile cannot trace the int8 "
             "Linear layers: one graph break per layer, long compilation, no gain); choose one"
         )
     elif kind != "cpu":
         problem = (
-            f"quantize={quantize!r} runs on CPU only (torch's dynamic int8 kernels have no {kind.upper()} "
-            "version; on a GPU, bf16 is the fast setting): use device cpu, or drop quantize"
+            f"{{quantize}} {quantize!r} runs on CPU only (torch's dynamic int8 kernels have no {kind.upper()} "
+            "version; on a GPU, bf16 is the fast setting): use {device} cpu, or drop {quantize}"
         )
     elif dtype is not None and dtype_name(dtype) != "float32":
         problem = (
-            f"quantize={quantize!r} quantizes float32 weights; dtype {dtype_name(dtype)} was asked for "
-            "(drop dtype, or drop quantize)"
+            f"{{quantize}} {quantize!r} quantizes float32 weights; {{dtype}} {dtype_name(dtype)} was asked for "
+            "(drop {dtype}, or drop {quantize})"
         )
     if problem is not None:
-        raise ConfigError(problem, parameter=parameter)
+        raise ConfigError(problem, parameter=parameter, names=("quantize", "compile", "device", "dtype"))
 
 
 def quantize_int8_dynamic(model: Any) -> Any:

@@ -13,6 +13,7 @@ from nlibias.benchmarks.base import Benchmark
 from nlibias.errors import NlibiasError, SourceError
 from nlibias.io.results import MetricsDocument, RunInfo
 from nlibias.io.run_dir import RunDirectory, RunSamples, read_run
+from nlibias.io.run_manifest import run_directory
 from nlibias.io.samples import read_samples
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.measure_info import METRICS_FILE
@@ -163,8 +164,7 @@ def funnel_stages(run_json: Mapping[str, Any]) -> list[FunnelStage]:
 def load_run(path: str | Path, *, label: str | None = None) -> Run:
     """Load an audit/scoring run (through :func:`~nlibias.io.run_dir.read_run`) or an extension run
     for reporting; :class:`SourceError` when the path holds neither ``metrics.json`` nor ``run.json``."""
-    path = Path(path)
-    path = path.parent if path.is_file() else path
+    path = run_directory(path)
     record = read_run(path) if (path / METRICS_FILE).is_file() else None
     for change in record.input_changes if record else ():
         warnings.warn(

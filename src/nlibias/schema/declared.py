@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-import math
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -37,19 +36,32 @@ class Allowed:
     words: str
 
 
-_FINITE = Predicate(math.isfinite)
+@dataclass(frozen=True)
+class _Finite:
+    """Not infinite and not a number (NaN): pydantic's ``allow_inf_nan=False``, which its float
+    check reads before any bound, so that a NaN is refused as not finite, not as out of range
+    (``nan < 1`` is false as well); pydantic stays unimported until a rule is checked."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        schema = handler(source)
+        if schema.get("type") == "float":
+            schema["allow_inf_nan"] = False
+        return schema
+
+
+_FINITE = _Finite()
 FiniteFloat = Annotated[float, _FINITE]
 """A number that is not infinite or NaN (a margin, a limit)."""
 NonNegativeFloat = Annotated[float, Ge(0), _FINITE]
 PositiveFloat = Annotated[float, Gt(0), _FINITE]
-Share = Annotated[float, Ge(0), Le(1), Allowed("a share between 0 and 1")]
+Share = Annotated[float, Ge(0), Le(1), _FINITE, Allowed("a share between 0 and 1")]
 """A share from 0 to 1 (a threshold on a share)."""
 ShareAbove0 = Annotated[
-    float, Gt(0), Le(1), Allowed("a share between 0 and 1, not 0 (no share falls below 0)")
+    float, Gt(0), Le(1), _FINITE, Allowed("a share between 0 and 1, not 0 (no share falls below 0)")
 ]
 """A share a share falls below to be flagged: above 0 (0 would flag nothing), at most 1."""
-OpenUnit = Annotated[float, Gt(0), Lt(1)]
-"""Strictly between 0 and 1 (a confidence level)."""
+OpenUnit = Annotated[float, Gt(0), Lt(1), _FINITE]
+"""Strictly between 0 and 1 (a confidence level); a NaN is refused as not finite."""
 PositiveInt = Annotated[int, Ge(1)]
 NonNegativeInt = Annotated[int, Ge(0)]
 Resamples = Annotated[
@@ -328,7 +340,7 @@ def describe(hint: Any) -> str:
     """A hint in words, its constraints too.
 
     >>> describe(str | None), describe(list[str]), describe(OpenUnit), describe(Seed)
-    ('str or None', 'a list of str', 'a float more than 0 and less than 1', 'an integer from 0 to 2**63 - 1')
+    ('str or None', 'a list of str', 'a finite float more than 0 and less than 1', 'an integer from 0 to 2**63 - 1')
     """
     if hint is None or hint is type(None):
         return "None"

@@ -28,9 +28,14 @@ CAUSAL_LM_KINDS = ("hf", "causal")
 """Kinds that name a causal LM for a Hugging Face loader (``causal:./m``)."""
 
 
-Role = Literal["classifier", "generative", "masked"]
-"""What a model is asked as: an NLI classifier, a generative LM or a masked LM (fills, TP scores)."""
-_ROLE_WORDS = {"classifier": "an NLI classifier", "generative": "a generative LM", "masked": "a masked LM"}
+Role = Literal["classifier", "generative", "masked", "checkpoint"]
+"""What a model is asked as: an NLI classifier, a generative LM, a masked LM (fills, TP scores) or
+a Hugging Face checkpoint of any head, loaded whole to be fine-tuned as a sequence classifier."""
+_ROLE_WORDS = {
+    "classifier": "an NLI classifier", "generative": "a generative LM", "masked": "a masked LM",
+    "checkpoint": "a Hugging Face checkpoint to fine-tune as a sequence classifier (a hub name or a "
+    "model directory, without a KIND: prefix)",
+}  # fmt: skip
 _ROLE_KINDS: dict[str, Role] = {
     "prompt": "classifier", "causal": "generative", "gguf": "generative",
     **dict.fromkeys(SERVER_KINDS, "generative"),
@@ -244,6 +249,30 @@ class ModelRef:
             return _architecture_role(local / "config.json")
         return next(filter(None, map(_architecture_role, _hub_cached_configs(name))), None)
 
+    @property
+    def is_checkpoint(self) -> bool:
+        """Whether it names a Hugging Face checkpoint alone, as ``from_pretrained`` reads it: a hub
+        name or a model directory (no ``KIND:`` prefix, no GGUF file, not the fake).
+
+        >>> [ModelRef.unread(s).is_checkpoint for s in ("roberta-base", "./m", "hf:m", "gguf:m.gguf", "fake")]
+        [True, True, False, False, False]
+        """
+        return not self.kind and not self.is_gguf and not self.is_fake
+
+    def _not_checkpoint(self) -> str | None:
+        """What it names instead of a checkpoint, in words; ``None``: it is one."""
+        if self.is_checkpoint or self.is_fake:
+            return None if self.is_checkpoint else "the fake model"
+        found = (
+            _ROLE_KINDS.get(self.kind)
+            or _PREFIX_ROLES.get(self.kind)
+            or ("generative" if self.is_gguf else None)
+        )
+        if found is None:
+            return f"named with a {self.kind}: prefix"
+        gguf = " (a GGUF file)" if self.is_gguf and self.kind in ("", "gguf") else ""
+        return _ROLE_WORDS[found] + gguf + (f" by its {self.kind}: prefix" if self.kind else "")
+
     def other_role(self, role: Role) -> Role | None:
         """The role it names other than ``role`` (its own, else its prefix's); ``None``: no other.
 
@@ -262,11 +291,15 @@ class ModelRef:
         Traceback (most recent call last):
         nlibias.errors.ConfigError: judges takes an NLI classifier, and 'smollm2' is a generative LM (name it in lm_judge)
         """
-        found = self.other_role(role)
-        if found is not None:
+        if role == "checkpoint":  # any head loads: what from_pretrained cannot read alone is refused
+            what = self._not_checkpoint()
+        else:
+            found = self.other_role(role)
+            by = f" by its {self.kind}: prefix" if found is not None and found != self.role else ""
+            what = None if found is None else _ROLE_WORDS[found] + by
+        if what is not None:
             raise ConfigError(
-                f"{{{parameter}}} takes {_ROLE_WORDS[role]}, and {str(self)!r} is {_ROLE_WORDS[found]}"
-                f"{f' by its {self.kind}: prefix' if found != self.role else ''} ({fix})",
+                f"{{{parameter}}} takes {_ROLE_WORDS[role]}, and {str(self)!r} is {what} ({fix})",
                 parameter=parameter,
                 names=names,
             )
