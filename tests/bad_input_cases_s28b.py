@@ -52,21 +52,6 @@ KNOWN: dict[str, str] = {
         "check_different_runs (jobs/gate_runs.py) compares the paths as given, before the baseline path "
         "is read as its run directory: a wrong decision"
     ),
-    "s28b-twice/cli-validate-import-label-studio-key-twice": (
-        "a Label Studio task with the key 'annotations' twice is read with the last value (exit 0, "
-        "'imported 1 judgements'): read_json_file/parse_json (textio/json_text.py) do not refuse "
-        "duplicate keys, unlike unique_keys_json"
-    ),
-    "s28b-twice/cli-augment-train-csv-a-column-twice": (
-        "a training CSV with the column 'label' twice is read with the last one (exit 0): the row's "
-        "label 'entailment' becomes 'neutral' in the augmented set, its swapped copy too: wrong "
-        "training labels (the training-set reader of debias/)"
-    ),
-    "s28b-twice/cli-augment-train-jsonl-a-key-twice": (
-        "a training JSONL row with the key 'label' twice is read with the last value (exit 0): "
-        "'entailment' becomes 'contradiction' in the augmented set; parse_json (textio/json_text.py) "
-        "keeps the last of a duplicate key: wrong training labels"
-    ),
     "s28b-twice/yaml-extend-compare-fills-the-fill-model-spelt-with-a-prefix": (
         "mlm.model smollm2 with filter.compare_fills ['causal:smollm2'] (the same fill model) is "
         "accepted (exit 0): the check in extension/config.py compares the spellings, not the model "

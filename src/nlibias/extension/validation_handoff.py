@@ -161,12 +161,7 @@ class QueueIndex:
 def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, expected: str) -> None:
     """The header of a judgements CSV, checked: a ``judgement`` column and rows identified by
     ``hypothesis_id`` or by ``subtopic`` + ``hypothesis``; ``expected`` lists the columns in the fix."""
-    named = list(fieldnames or [])
-    twice = sorted({c for c in named if named.count(c) > 1})
-    if twice:  # a row would keep the last of the two values, silently
-        reason = f"column {twice[0]!r} appears twice in the header"
-        raise SourceError(path, twice[0], reason, line=1, fix="keep one of them")
-    columns = set(named)
+    columns = set(fieldnames or [])  # a column named twice: refused as the header is read (textio)
     if "judgement" not in columns:
         raise SourceError(path, "judgement", "missing column", line=1, fix=f"columns: {expected}")
     if "hypothesis_id" not in columns and not {"subtopic", "hypothesis"} <= columns:
