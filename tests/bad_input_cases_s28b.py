@@ -57,11 +57,6 @@ KNOWN: dict[str, str] = {
         "accepted (exit 0): the check in extension/config.py compares the spellings, not the model "
         "references, so the fill is compared with itself"
     ),
-    "s28b-damaged/cli-validate-status-queue-a-row-twice": (
-        "a queue.csv whose row is repeated (one hypothesis_id twice) is read as four hypotheses (exit 0, "
-        "'pending 4' for 3 hypotheses): read_queue (extension/validation_handoff.py) does not refuse "
-        "a duplicate id: a wrong count"
-    ),
     "s28b-nothing/yaml-extend-templates-none-without-derive": (
         "templates.curated: none (the value docs/extension.md gives for --templates) is read as a file "
         "named 'none': exit 2 'none: file does not exist', naming neither config.yaml:3 nor the key; "

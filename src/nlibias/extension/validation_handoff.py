@@ -122,8 +122,13 @@ def read_queue(path: str | Path) -> list[QueueRow]:
         raise SourceError(path, None, "file does not exist", fix="run the pipeline up to the validate stage")
     text = read_text(path)
     require_csv_columns(path, csv_header(path, text), QUEUE_COLUMNS)
-    rows = []
+    rows: list[QueueRow] = []
+    lines: dict[str, int] = {}  # the line of each hypothesis id
     for line, row in read_csv_records(path, text):
+        first = lines.setdefault(row["hypothesis_id"], line)
+        if first != line:  # counted twice in every status, export and resolution
+            reason = f"hypothesis {row['hypothesis_id']!r} is queued twice (first on line {first})"
+            raise SourceError(path, "hypothesis_id", reason, line=line, fix="keep one row per hypothesis")
         count = row["samples"].strip()
         if not count.isdigit():
             raise SourceError(path, "samples", f"{count!r} is not a count of samples", line=line)
