@@ -78,15 +78,6 @@ KNOWN: dict[str, str] = {
         "NLI model (exit 0) and recorded on the dataset card; filter.models refuses the same kind "
         "(extension/config.py: holdout has no role check)"
     ),
-    "s28b-damaged/yaml-gate-rules-empty": (
-        "an empty --rules file is read as every default (exit 0, PASS): a rules file cut to nothing "
-        "silently drops its margins, max_abs limits and slices (jobs/gate_rules.py, parse_rules of an "
-        "empty document)"
-    ),
-    "s28b-damaged/python-augment-word-list-blank": (
-        "augment(word_list='') is read as the path '.': exit 1 'error: .: cannot read the word list: Is "
-        "a directory', naming neither word_list nor the blank value (debias/wordlists.py)"
-    ),
     "s28b-damaged/yaml-extend-subtopic-unknown": (
         "subtopics: [man_is_to_astronaut] in the YAML file is refused as '--subtopic "
         "'man_is_to_astronaut': unknown subtopic' (exit 2): it names a flag that was not given, not "
