@@ -40,37 +40,7 @@ from bad_input_cases_s28b_more import (
 from bad_input_corpus import QUEUE_ROWS, Base, Case, cases_of
 
 HID = QUEUE_ROWS[0][0]
-KNOWN: dict[str, str] = {
-    "s28b-twice/cli-validate-import-label-studio-key-twice": (
-        "a Label Studio task with the key 'annotations' twice is read with the last value (exit 0, "
-        "'imported 1 judgements'): read_json_file/parse_json (textio/json_text.py) do not refuse "
-        "duplicate keys, unlike unique_keys_json"
-    ),
-    "s28b-twice/cli-augment-train-csv-a-column-twice": (
-        "a training CSV with the column 'label' twice is read with the last one (exit 0): the row's "
-        "label 'entailment' becomes 'neutral' in the augmented set, its swapped copy too: wrong "
-        "training labels (the training-set reader of debias/)"
-    ),
-    "s28b-twice/cli-augment-train-jsonl-a-key-twice": (
-        "a training JSONL row with the key 'label' twice is read with the last value (exit 0): "
-        "'entailment' becomes 'contradiction' in the augmented set; parse_json (textio/json_text.py) "
-        "keeps the last of a duplicate key: wrong training labels"
-    ),
-    "s28b-damaged/cli-validate-status-queue-a-row-twice": (
-        "a queue.csv whose row is repeated (one hypothesis_id twice) is read as four hypotheses (exit 0, "
-        "'pending 4' for 3 hypotheses): read_queue (extension/validation_handoff.py) does not refuse "
-        "a duplicate id: a wrong count"
-    ),
-    "s28b-damaged/yaml-gate-rules-empty": (
-        "an empty --rules file is read as every default (exit 0, PASS): a rules file cut to nothing "
-        "silently drops its margins, max_abs limits and slices (jobs/gate_rules.py, parse_rules of an "
-        "empty document)"
-    ),
-    "s28b-damaged/python-augment-word-list-blank": (
-        "augment(word_list='') is read as the path '.': exit 1 'error: .: cannot read the word list: Is "
-        "a directory', naming neither word_list nor the blank value (debias/wordlists.py)"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 
 # -- numbers that make a decision impossible or meaningless ------------------------------------------

@@ -334,6 +334,24 @@ def _more_twice_cases(case: Add) -> None:
 
     case("s28b-twice/cli-augment-train-jsonl-a-key-twice", train_key_twice)
 
+    def train_tsv_column_twice(d: Path, base: Base) -> tuple[list[str], str]:
+        train = _file(
+            d, "train.tsv", "premise\thypothesis\tlabel\tlabel\nHe ran.\tShe ran.\tentailment\tneutral\n"
+        )
+        return ["augment", "gender-swap", "--train", str(train), "--out", str(d / "aug")], f"{train}:1"
+
+    case("s28b-twice/cli-augment-train-tsv-a-column-twice", train_tsv_column_twice)
+
+    def predictions_key_twice(d: Path, base: Base) -> tuple[list[str], str]:
+        lines = base.predictions.read_text(encoding="utf-8").splitlines(keepends=True)
+        lines[1] = lines[1].replace("{", '{"label": "contradiction", ', 1)  # the row's own comes last
+        path = _file(d, "predictions.jsonl", "".join(lines))
+        return ["score", "--samples", str(base.samples), "--predictions", str(path), "--out", str(d / "o")], (
+            f"{path}:2"
+        )
+
+    case("s28b-twice/cli-score-predictions-a-key-twice", predictions_key_twice)
+
     def debias_model_spelt_twice(d: Path, base: Base) -> tuple[list[str], str]:
         folder = _model_dir(d, CLASSIFIER)
         return _debias(d, "--model", f"{folder}/", model=str(folder)), "--model"

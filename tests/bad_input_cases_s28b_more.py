@@ -173,6 +173,11 @@ def _damaged_cases(case: Add) -> None:
     rules_file("two-documents", b"margin: 1\n---\nmargin: 2\n", 2)
     rules_file("empty", b"")
     rules_file("a-bare-number", b"5\n", 1)
+    rules_file("only-comments", b"# margin: 0.5\n\n")
+    case(
+        "s28b-damaged/yaml-extend-config-only-comments",
+        lambda d, b: (_extend_args(d, "# seed: 3\n"), str(d / "config.yaml")),
+    )
 
     def metrics_duplicate_key(d: Path, base: Base) -> tuple[list[str], str]:
         run = _run_copy(d, base)
@@ -319,6 +324,14 @@ def _wrong_type_cases(case: Add) -> None:
         "augment-word-list-blank",
         lambda d, b: lambda: nlibias.augment(_training(d / "data"), d / "aug", word_list=""),
         "word_list",
+    )
+    py("gate-candidate-blank", lambda d, b: lambda: nlibias.gate("", b.run), "candidate")
+    case(
+        "s28b-damaged/cli-augment-out-blank",
+        lambda d, b: (
+            ["augment", "gender-swap", "--train", str(_training(d / "data")), "--out", ""],
+            "--out",
+        ),
     )
 
 

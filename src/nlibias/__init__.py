@@ -19,10 +19,17 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlibias.schema.declared import DrawSeed, Name, NonNegativeFloat, PositiveInt, Resamples, declared
+from nlibias.schema.declared import (
+    DrawSeed,
+    Name,
+    NonNegativeFloat,
+    PathArg,
+    PositiveInt,
+    Resamples,
+    declared,
+)
 from nlibias.version import __version__
 
 if TYPE_CHECKING:
@@ -147,7 +154,7 @@ def __dir__() -> list[str]:
 
 @declared
 def expand(
-    name: str, source: str | Path | None = None, *, out_dir: str | Path | None = None, **options: Any
+    name: str, source: PathArg | None = None, *, out_dir: PathArg | None = None, **options: Any
 ) -> Samples:
     """Expand a registered benchmark (``bbnli``, ``wq-nli``, ``occupations``, ...) from ``source``
     (default: its file in the data dir) into samples written to ``out_dir`` (default: a new
@@ -168,7 +175,7 @@ def expand(
     }
 )
 def audit(
-    samples: Samples | str | Path | Sequence[Sample],
+    samples: Samples | PathArg | Sequence[Sample],
     models: str | Predictor | Sequence[str | Predictor] = (),
     generative: str | Sequence[str] = (),
     prompts: str | PromptStyle | Sequence[str | PromptStyle] = (),
@@ -177,7 +184,7 @@ def audit(
     causal: str | Sequence[str] = (),
     tp_variants: str | Sequence[str] = ("shared",),
     cache: CacheOption = True,
-    out_dir: str | Path | None = None,
+    out_dir: PathArg | None = None,
     bootstrap: Resamples = 1000,
     seed: DrawSeed = 0,
     progress: bool = True,
@@ -207,10 +214,10 @@ def audit(
 
 @declared(lazy={"Samples": "nlibias.jobs.expand", "Sample": "nlibias.schema"})
 def score(
-    samples: Samples | str | Path | Sequence[Sample],
-    predictions: str | Path | Sequence[str | Path],
+    samples: Samples | PathArg | Sequence[Sample],
+    predictions: PathArg | Sequence[PathArg],
     *,
-    out_dir: str | Path | None = None,
+    out_dir: PathArg | None = None,
     bootstrap: Resamples = 1000,
     seed: DrawSeed = 0,
     answer_column: Name | None = None,
@@ -228,7 +235,7 @@ def score(
 
 @declared(lazy={"NLIClassifier": "nlibias.models.base"})
 def explain(
-    run_dir: str | Path, judges: str | NLIClassifier | Sequence[str | NLIClassifier], **options: Any
+    run_dir: PathArg, judges: str | NLIClassifier | Sequence[str | NLIClassifier], **options: Any
 ) -> ExplainResult:
     """Label the explanations of an audit's generated answers (``mode="generated"``) with NLI
     judges (``fake:NAME``, Hugging Face names, ``prompt:MODEL`` or classifier objects): writes
@@ -242,7 +249,7 @@ def explain(
 
 
 @declared
-def load_run(directory: str | Path) -> AuditResult:
+def load_run(directory: PathArg) -> AuditResult:
     """The result of an earlier audit or scoring, from its run directory."""
     from nlibias.jobs.results import load_run as load
 
@@ -251,13 +258,13 @@ def load_run(directory: str | Path) -> AuditResult:
 
 @declared(lazy={"GateRules": "nlibias.jobs.gate_rules"})
 def gate(
-    candidate: str | Path,
-    baseline: str | Path | None = None,
-    rules: str | Path | GateRules | None = None,
+    candidate: PathArg,
+    baseline: PathArg | None = None,
+    rules: PathArg | GateRules | None = None,
     pairs: dict[str, str] | None = None,
     margin: NonNegativeFloat | None = None,
     *,
-    samples: str | Path | None = None,
+    samples: PathArg | None = None,
 ) -> GateResult:
     """Is the candidate run's model more biased than the baseline's (the same samples)? A paired
     bootstrap per headline measure and slice, Holm-adjusted; as ``nlibias gate``. ``rules``: a
@@ -271,7 +278,7 @@ def gate(
 
 
 @declared
-def model_index(run: str | Path, model: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
+def model_index(run: PathArg, model: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
     """A run's headline measures and accuracy as the ``model-index`` metadata of a Hugging Face
     model card (one entry per model, ``verified: false``), as ``nlibias export model-index``
     writes it for one: a card describes one model, so pass ``model`` for a run of several (the

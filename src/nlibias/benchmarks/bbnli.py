@@ -8,7 +8,6 @@ premise, hypothesis and label, within a subtopic).
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -20,8 +19,8 @@ from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders, render
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample
 from nlibias.schema.declared import is_int
-from nlibias.textio.json_text import parse_json, unique_keys_json
-from nlibias.textio.text_files import check_json_text, read_text
+from nlibias.textio.json_text import parse_json
+from nlibias.textio.text_files import read_text
 
 SOURCE = "bbnli"
 DEFAULT_ANSWER_CHOICES = ("Contradiction", "Neutral", "Entailment")
@@ -86,15 +85,7 @@ def _line_of(text: str, key: str) -> int | None:
 
 def _parse_object(path: Path, text: str) -> dict[str, Any]:
     """The file's JSON object (a syntax error, a key twice or another value refused)."""
-    try:
-        raw = check_json_text(path, text, unique_keys_json(path, text))
-    except json.JSONDecodeError as exc:
-        raise SourceError(
-            path, None, f"invalid JSON: {exc.msg}", line=exc.lineno, fix="fix the syntax at that position"
-        ) from exc
-    except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
-        parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
-        raise
+    raw = parse_json(path, text)
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object with the BBNLI keys", line=1)
     for key in REQUIRED_KEYS:

@@ -47,7 +47,7 @@ from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.schema import Sample
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import PathArg, declared
 from nlibias.textio.text_files import read_text
 
 _RESOURCE_TEMPLATES = "occupation_premise_templates.txt"
@@ -263,7 +263,7 @@ def premise_samples(premise: Premise, *, eval_set: str = "templates") -> list[Sa
 
 @declared
 def expand_occupations(
-    premises: str | Path | None = None,
+    premises: PathArg | None = None,
     *,
     balance: bool | None = None,
     hypothesis_templates: TemplateChoice | None = None,
@@ -409,7 +409,7 @@ def _set_record(
 
 @declared
 def expand_eval_sets(
-    sources: Sequence[str | Path],
+    sources: Sequence[PathArg],
     *,
     hypothesis_templates: TemplateChoice | None = None,
     seed: int | None = None,

@@ -18,11 +18,12 @@ import errno
 import json
 import sqlite3
 import sys
+import typing
 import warnings
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, NoReturn
 
 import typer
@@ -128,32 +129,45 @@ def _text_door_warnings() -> Iterator[None]:
 
 
 def refuse_repeated_options(command: Any, name: str | None, parent: Any, args: list[str]) -> Any:
-    """Refuse a single-valued option given twice, in a command or a nested group's command; return
-    the command that will run (a nested group's command: ``validate import``).
+    """Refuse a single-valued option given twice, or a blank path, in a command or a nested group's
+    command; return the command that will run (a nested group's command: ``validate import``).
 
-    Click keeps the last value without a word, so ``gate --margin 1 --margin 30`` would gate with 30.
+    Click keeps the last value without a word, so ``gate --margin 1 --margin 30`` would gate with 30;
+    and a blank path becomes ``Path("")``, the folder ``.``, before the library sees it.
     A command with ``command_line_refused(args, error)`` (the gate) is told first, to write its CI files.
     """
     ctx = command.context_class(command, info_name=name, parent=parent, **command.context_settings)
     try:
-        _, rest, order = command.make_parser(ctx).parse_args(list(args))
+        given, rest, order = command.make_parser(ctx).parse_args(list(args))
     except typer.exceptions.TyperException:
         return command  # the command's own parse reports what is wrong
     single = (p for p in order if p.param_type_name == "option" and not (p.multiple or p.count or p.is_flag))
-    for param, times in Counter(single).items():
-        if times > 1:
-            error = typer.BadParameter(
-                f"given {times} times; give it once (only the last value would be used)", ctx=ctx, param=param
-            )
-            refused = getattr(command, "command_line_refused", None)
-            if refused is not None:
-                refused(list(args), error)
-            raise error
+    twice = "given {} times; give it once (only the last value would be used)"
+    problems = [(p, twice.format(n)) for p, n in Counter(single).items() if n > 1]
+    problems += [(p, _BLANK_PATH) for p in dict.fromkeys(order) if _blank_path(p, given.get(p.name))]
+    for param, problem in problems[:1]:
+        error = typer.BadParameter(problem, ctx=ctx, param=param)
+        refused = getattr(command, "command_line_refused", None)
+        if refused is not None:
+            refused(list(args), error)
+        raise error
     if isinstance(command, TyperGroup) and rest:
         sub = command.get_command(ctx, rest[0])
         if sub is not None:
             return refuse_repeated_options(sub, rest[0], ctx, rest[1:])
     return command
+
+
+_BLANK_PATH = "a blank path; give a file or folder (`.` for this folder)"
+
+
+def _blank_path(param: Any, value: Any) -> bool:
+    """Whether a path parameter (one value, or a repeatable one's values) was given a blank one."""
+    values = value if isinstance(value, list | tuple) else [value]
+    hint = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    kinds = typing.get_args(hint) if typing.get_origin(hint) in (list, tuple) else (hint,)
+    is_path = any(isinstance(kind, type) and issubclass(kind, PurePath) for kind in kinds)
+    return is_path and any(isinstance(v, str) and not v.strip() for v in values)
 
 
 def name_repeatable_values(command: Any, ctx: Any) -> None:

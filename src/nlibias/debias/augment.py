@@ -46,7 +46,7 @@ from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.runtime.progress import progress_bar
 from nlibias.schema.applies import AppliesTo
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import PathArg, declared
 
 Selection = Literal["occupation", "all"]
 MatchRule = Literal["words", "paper"]
@@ -180,13 +180,13 @@ def check_selection(select: Selection = "occupation", match: Match = "words") ->
 
 @declared
 def augment_gender_swap(
-    train: str | Path | TrainingSet,
-    out_dir: str | Path,
+    train: PathArg | TrainingSet,
+    out_dir: PathArg,
     *,
     select: Selection = "occupation",
     match: Match = "words",
-    word_list: str | Path = "winobias",
-    names: str | Path | None = None,
+    word_list: PathArg = "winobias",
+    names: PathArg | None = None,
     split: str = "train",
     her: HerChoice = "rule",
     her_model: HerModel = None,

@@ -44,7 +44,7 @@ from nlibias.models.hf_common import load_pretrained
 from nlibias.models.mlm.model_names import loading_as
 from nlibias.models.nli.labels import canonical_label
 from nlibias.runtime.progress import ProgressLines, bars_wanted, restore_library_bars
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import PathArg, declared
 
 CHECKPOINTS = "checkpoints"
 ID2LABEL = dict(enumerate(LABELS))
@@ -261,10 +261,10 @@ def finetune_inputs(
 @declared
 def finetune(
     model: str,
-    train: str | Path | TrainingSet,
-    out_dir: str | Path,
+    train: PathArg | TrainingSet,
+    out_dir: PathArg,
     *,
-    eval_path: str | Path | TrainingSet | None = None,
+    eval_path: PathArg | TrainingSet | None = None,
     learning_rate: float | None = None,
     epochs: float = 3.0,
     batch_size: int = 32,

@@ -21,7 +21,7 @@ from typing import Any
 from nlibias.errors import ConfigError, DataNotFoundError, SourceError
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
-from nlibias.textio.text_files import check_row_width, read_csv_records, stream_lines
+from nlibias.textio.text_files import check_header, check_row_width, read_csv_records, stream_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Label names, in the id order of the Hugging Face SNLI/MNLI sets (0, 1, 2)."""
@@ -175,7 +175,7 @@ def _tsv_records(path: Path) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         if header is None:
-            header = fields
+            header = check_header(path, fields)
             continue
         check_row_width(path, number, fields, header, separators="tabs")
         yield number, dict(zip(header, fields, strict=True))

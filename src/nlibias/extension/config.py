@@ -316,7 +316,7 @@ def load_config(path: str | Path) -> ExtendConfig:
     if not path.exists():
         raise SourceError(path, None, "configuration file does not exist")
     text = read_text(path)
-    raw = load_yaml(text, path) or {}
+    raw = load_yaml(text, path, parameter="config")
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a mapping of settings at the top level")
     try:

@@ -122,8 +122,13 @@ def read_queue(path: str | Path) -> list[QueueRow]:
         raise SourceError(path, None, "file does not exist", fix="run the pipeline up to the validate stage")
     text = read_text(path)
     require_csv_columns(path, csv_header(path, text), QUEUE_COLUMNS)
-    rows = []
+    rows: list[QueueRow] = []
+    lines: dict[str, int] = {}  # the line of each hypothesis id
     for line, row in read_csv_records(path, text):
+        first = lines.setdefault(row["hypothesis_id"], line)
+        if first != line:  # counted twice in every status, export and resolution
+            reason = f"hypothesis {row['hypothesis_id']!r} is queued twice (first on line {first})"
+            raise SourceError(path, "hypothesis_id", reason, line=line, fix="keep one row per hypothesis")
         count = row["samples"].strip()
         if not count.isdigit():
             raise SourceError(path, "samples", f"{count!r} is not a count of samples", line=line)
@@ -161,12 +166,7 @@ class QueueIndex:
 def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, expected: str) -> None:
     """The header of a judgements CSV, checked: a ``judgement`` column and rows identified by
     ``hypothesis_id`` or by ``subtopic`` + ``hypothesis``; ``expected`` lists the columns in the fix."""
-    named = list(fieldnames or [])
-    twice = sorted({c for c in named if named.count(c) > 1})
-    if twice:  # a row would keep the last of the two values, silently
-        reason = f"column {twice[0]!r} appears twice in the header"
-        raise SourceError(path, twice[0], reason, line=1, fix="keep one of them")
-    columns = set(named)
+    columns = set(fieldnames or [])  # a column named twice: refused as the header is read (textio)
     if "judgement" not in columns:
         raise SourceError(path, "judgement", "missing column", line=1, fix=f"columns: {expected}")
     if "hypothesis_id" not in columns and not {"subtopic", "hypothesis"} <= columns:

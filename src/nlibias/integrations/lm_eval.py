@@ -26,7 +26,7 @@ from nlibias.io.samples import resolve_samples_path
 from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.prompts import resolve_prompt_styles
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import Allowed, declared
+from nlibias.schema.declared import Allowed, PathArg, declared
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark
@@ -69,8 +69,8 @@ TaskName = Annotated[
 
 @declared
 def export_lm_eval(
-    samples: str | Path,
-    out_dir: str | Path,
+    samples: PathArg,
+    out_dir: PathArg,
     *,
     prompt: str | None = None,
     model: str = "smollm2",

@@ -221,10 +221,10 @@ ExistingFile = Annotated[
 @declared
 def run_debias(
     models: Models,
-    train: str | Path,
-    out_dir: str | Path,
+    train: PathArg,
+    out_dir: PathArg,
     *,
-    eval_path: str | Path | None = None,
+    eval_path: PathArg | None = None,
     premises: ExistingFile | None = None,
     augment_options: Mapping[str, Any] | None = None,
     finetune_options: Mapping[str, Any] | None = None,

@@ -22,7 +22,7 @@ from nlibias.metrics.occupations import MEASURE_KEYS, pair_value_columns
 from nlibias.metrics.paired import OVERALL, compare_units, mean_units
 from nlibias.report.debias_sections import COMPARISON_JSON
 from nlibias.schema.columns import IdPositions
-from nlibias.schema.declared import NonNegativeFloat, Resamples, Seed, declared
+from nlibias.schema.declared import NonNegativeFloat, PathArg, Resamples, Seed, declared
 from nlibias.schema.measure_info import METRICS_FILE
 
 MIN_EFFECT = 1.0
@@ -116,10 +116,10 @@ def find_pairs(models: Sequence[str], run: str | Path = ".") -> list[tuple[str, 
 
 @declared
 def compare_debiasing(
-    run_dir: str | Path,
+    run_dir: PathArg,
     pairs: Sequence[tuple[str, str]] | None = None,
     *,
-    samples: str | Path | None = None,
+    samples: PathArg | None = None,
     bootstrap: Resamples = 1000,
     seed: Seed = 0,
     write: bool = True,

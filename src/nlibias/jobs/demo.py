@@ -29,7 +29,7 @@ from nlibias.report.load import load_runs
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema.applies import AppliesTo
-from nlibias.schema.declared import PositiveInt, Resamples, Seed, declared
+from nlibias.schema.declared import PathArg, PositiveInt, Resamples, Seed, declared
 
 DEFAULT_SAMPLE_PAIRS = 240
 """Pairs in the default demo sample (15 per subtopic on average; about 5 min on 2 CPU cores)."""
@@ -56,12 +56,12 @@ PAIRS_APPLIES = AppliesTo(
 
 @declared
 def demo(
-    out_dir: str | Path = "runs/demo",
+    out_dir: PathArg = "runs/demo",
     *,
     full: bool = False,
     pairs: Annotated[PositiveInt | None, PAIRS_APPLIES] = None,
     seed: Seed = 0,
-    cache: str | Path | None = None,
+    cache: PathArg | None = None,
     bootstrap: Resamples = 1000,
     progress: bool = True,
     explain: bool = False,

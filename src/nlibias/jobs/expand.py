@@ -30,7 +30,7 @@ from nlibias.io.samples import (
 )
 from nlibias.io.temporary import make_temporary_folder
 from nlibias.schema.columns import IdPositions
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import PathArg, declared
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,8 +43,8 @@ SUMMARY_JSON = "expansion.json"
 @declared
 def expand_to_dir(
     benchmark: str,
-    out_dir: str | Path,
-    source: str | Path | None = None,
+    out_dir: PathArg,
+    source: PathArg | None = None,
     *,
     allow_modified_data: bool | None = None,
     **options: Any,

@@ -18,7 +18,7 @@ from typing_extensions import TypedDict, Unpack
 from nlibias.errors import ConfigError
 from nlibias.extension.config import SETTING_KEYS, ExtendConfig, as_the_files, load_config, with_overrides
 from nlibias.extension.pipeline import PipelineResult, StageReport, run_pipeline
-from nlibias.schema.declared import declared, one_or_many
+from nlibias.schema.declared import PathArg, declared, one_or_many
 
 
 class ExtendSettings(TypedDict, total=False):
@@ -62,7 +62,7 @@ class ExtendSettings(TypedDict, total=False):
 
 @declared
 def extend_config(
-    config: ExtendConfig | str | Path | None = None, **settings: Unpack[ExtendSettings]
+    config: ExtendConfig | PathArg | None = None, **settings: Unpack[ExtendSettings]
 ) -> ExtendConfig:
     """``config`` (an :class:`ExtendConfig`, a YAML file, or None: the defaults) with ``settings`` on
     top, checked again; ``templates="none"`` turns the curated templates off."""
@@ -92,7 +92,7 @@ def _override_value(setting: str, value: Any) -> Any:
 
 @declared
 def extend(
-    config: ExtendConfig | str | Path | None = None,
+    config: ExtendConfig | PathArg | None = None,
     *,
     from_stage: str | None = None,
     until: str | None = None,

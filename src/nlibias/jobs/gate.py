@@ -42,7 +42,7 @@ from nlibias.metrics.paired import (
 from nlibias.metrics.paired_units import ScoredRun
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, format_value, headline_infos
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import declared, problems
+from nlibias.schema.declared import PathArg, declared, problems
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.outputs import RunUnits
 
@@ -337,13 +337,13 @@ def _tested(
 
 @declared
 def gate(
-    candidate: str | Path,
-    baseline: str | Path | None = None,
-    rules: GateRules | str | Path | None = None,
+    candidate: PathArg,
+    baseline: PathArg | None = None,
+    rules: GateRules | PathArg | None = None,
     pairs: Mapping[str, str] | None = None,
     margin: Points | None = None,
     *,
-    samples: str | Path | None = None,
+    samples: PathArg | None = None,
 ) -> GateResult:
     """Decide whether the candidate run's models are more biased than the baseline run's.
     ``rules``: :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file; ``margin`` overrides

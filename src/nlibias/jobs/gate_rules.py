@@ -224,8 +224,7 @@ class _RuleError(ValueError):
 
 def parse_rules(text: str, path: str | Path, context: Mapping[str, Any] = GATE) -> GateRules:
     """The rules in ``text`` (read from ``path``, named in errors with the line)."""
-    raw = load_yaml(text, path)
-    raw = {} if raw is None else raw
+    raw = load_yaml(text, path, parameter="rules")
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a mapping of rules at the top level", line=1)
     try:

@@ -114,7 +114,7 @@ DEBIAS_TABLES = AppliesTo(  # min_effect
 @declared
 def make_report(
     runs: RunDirs,
-    out: str | Path | None = None,
+    out: PathArg | None = None,
     *,
     fmt: Annotated[TableFormat | None, PAPER_TABLES] = None,
     compare: bool = False,

@@ -89,7 +89,7 @@ def run_score(
     samples: str | PathLike[str] | Sequence[Sample],
     predictions: PredictionsInput,
     *,
-    out_dir: str | Path | None = None,
+    out_dir: PathArg | None = None,
     bootstrap: Resamples = 1000,
     seed: DrawSeed = 0,
     answer_column: Name | None = None,

@@ -11,7 +11,7 @@ from nlibias.extension.validation_handoff import RESOLUTION_JSON
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.overwrites import refuse_overwrites, run_files
-from nlibias.schema.declared import PositiveInt, declared, one_or_many
+from nlibias.schema.declared import PathArg, PositiveInt, declared, one_or_many
 from nlibias.validation.explanation_queue import AnnotationRound
 from nlibias.validation.formats import (
     ExportFormat,
@@ -56,7 +56,7 @@ class ImportResult:
 
 @declared
 def status(
-    run_dir: str | Path,
+    run_dir: PathArg,
     *,
     rule: str = "drop",
     min_annotators: PositiveInt = 1,
@@ -77,7 +77,7 @@ def status(
 
 
 @declared
-def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: PositiveInt = 1) -> dict[str, Any]:
+def resolve(run_dir: PathArg, *, rule: str = "drop", min_annotators: PositiveInt = 1) -> dict[str, Any]:
     """Write the final labels of an ``extend`` run's queue to ``validation/judgements.csv`` (then
     ``extend(..., from_stage="validate")``); as ``nlibias validate resolve``. Returns the counts by
     status, category and stereotype, the rule and the file.
@@ -102,7 +102,7 @@ def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: Positive
 
 
 @declared
-def export(run_dir: str | Path, *, fmt: ExportFormat = "csv", out: str | Path | None = None) -> ExportResult:
+def export(run_dir: PathArg, *, fmt: ExportFormat = "csv", out: PathArg | None = None) -> ExportResult:
     """An ``extend`` run's queue with every annotator's current answers (and model suggestions) as
     ``fmt`` (``csv``, ``label-studio``, ``argilla``), written to ``out`` when given; as
     ``nlibias validate export``.
@@ -118,7 +118,7 @@ def export(run_dir: str | Path, *, fmt: ExportFormat = "csv", out: str | Path | 
 
 @declared
 def import_judgements(
-    run_dir: str | Path, file: str | Path, *, fmt: ImportFormat = "auto", annotator: str | None = None
+    run_dir: PathArg, file: PathArg, *, fmt: ImportFormat = "auto", annotator: str | None = None
 ) -> ImportResult:
     """Add judgements made elsewhere (``file``: CSV, Label Studio JSON export or Argilla records;
     ``fmt`` ``auto`` tells them apart) to an ``extend`` run's annotation database; ``annotator``

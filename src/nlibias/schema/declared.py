@@ -75,8 +75,13 @@ Seed = Annotated[int, Ge(0), Le(2**63 - 1), Allowed("an integer from 0 to 2**63 
 """A seed numpy takes (0 to 2**63 - 1)."""
 DrawSeed = Annotated[Seed, SEED_APPLIES]
 """The seed of a bootstrap (and of a ``limit``'s subset): refused where nothing is drawn."""
-PathArg = str | Path
-"""A path given as a string or a Path."""
+PathArg = Annotated[
+    str | Path,
+    Predicate(lambda path: not isinstance(path, str) or bool(path.strip())),
+    Allowed("a path (a str or Path, not blank)"),
+]
+"""A path given as a string or a Path; a blank string, which ``Path`` would read as the folder
+``.``, is refused."""
 Name = Annotated[str, Predicate(str.strip), Allowed("a non-blank str")]
 """A name that is not blank (a model, a benchmark)."""
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import PathArg, declared
 from nlibias.testing.tiny_models import save_model
 
 #: Special tokens, in id order (``<pad>`` is 0; ``<|end|>`` ends a turn and is the EOS token).
@@ -69,7 +69,7 @@ def train_tiny_causal_tokenizer(
 
 @declared
 def build_tiny_causal_lm(
-    out_dir: str | Path,
+    out_dir: PathArg,
     texts: Iterable[str],
     *,
     seed: int = 0,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nlibias.errors import ConfigError, DataNotFoundError
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import PathArg, declared
 from nlibias.textio.env_paths import env_path
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ def train_tiny_tokenizer(
 
 @declared
 def build_tiny_nli_classifier(
-    out_dir: str | Path,
+    out_dir: PathArg,
     texts: Iterable[str],
     *,
     id2label: Mapping[int, str] | None = None,

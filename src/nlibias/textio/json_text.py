@@ -1,5 +1,6 @@
 """JSON from user files, every failure a SourceError naming file and line: ``NaN``/``Infinity``,
-deep nesting, a huge integer and a lone ``\\ud800`` escape are refused.
+deep nesting, a huge integer, a lone ``\\ud800`` escape and a key given twice in one object are
+refused.
 
 >>> parse_json("x.jsonl", '{"id": "a", "p": NaN}', line=3)
 Traceback (most recent call last):
@@ -9,6 +10,9 @@ Traceback (most recent call last):
 nlibias.errors.SourceError: x.json:1: invalid JSON: nested too deeply (hundreds of levels of arrays and objects) (nlibias reads records a few levels deep: check that this is the file meant)
 >>> parse_json("x.json", '{"a": [1, 2.5, null]}')
 {'a': [1, 2.5, None]}
+>>> parse_json("s.json", '[{"id": 1},\\n {"id": 2,\\n  "id": 3}]')
+Traceback (most recent call last):
+nlibias.errors.SourceError: s.json:3: field id: the key appears twice in one object; JSON keeps only the last (keep one)
 """
 
 from __future__ import annotations
@@ -35,8 +39,24 @@ def _refuse_constant(name: str) -> Any:
     raise _NotANumber(name)
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-_NAN_DECODER = json.JSONDecoder()
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)  # the usual case, fast
+    if len(found) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return found
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_unique_object)
+_NAN_DECODER = json.JSONDecoder(object_pairs_hook=_unique_object)
 
 
 def parse_json(
@@ -57,7 +77,7 @@ def parse_json(
     try:  # the usual case first
         decoded = text.decode("utf-8") if isinstance(text, bytes) else text
         value = (_DECODER if constant is not None else _NAN_DECODER).decode(decoded)
-    except (ValueError, RecursionError, _NotANumber):
+    except (ValueError, RecursionError, _NotANumber, _DuplicateKey):
         decoded, value = _parse_slowly(path, text, line, constant)  # says why, with the line
     if "\\u" in decoded and _SURROGATE_ESCAPE.search(decoded):
         check_json_text(path, decoded, value, line=line)
@@ -74,7 +94,12 @@ def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constan
     text = text.removeprefix("\ufeff")
     first = line or 1
     try:
-        return text, json.loads(text, parse_constant=constant)
+        return text, json.loads(text, parse_constant=constant, object_pairs_hook=_unique_object)
+    except _DuplicateKey as exc:
+        reason = "the key appears twice in one object; JSON keeps only the last"
+        raise SourceError(
+            path, exc.key, reason, line=first + _line_of_twice(text, exc.key), fix="keep one"
+        ) from None
     except json.JSONDecodeError as exc:
         at = min(exc.pos, len(text.rstrip()))
         line_start = text.rfind("\n", 0, at) + 1
@@ -163,41 +188,6 @@ def check_json_text(path: str | Path, text: str, value: Any, *, line: int | None
     return value
 
 
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in found:
-            raise _DuplicateKey(key)
-        found[key] = value
-    return found
-
-
-def unique_keys_json(path: str | Path, text: str, *, first_line: int = 1) -> Any:
-    """``json.loads(text)`` refusing a key given twice in one object, at its second line.
-
-    >>> unique_keys_json("s.json", '{"premise": ["A."],\\n "premise": ["B."]}')
-    Traceback (most recent call last):
-    nlibias.errors.SourceError: s.json:2: field premise: the key appears twice in one object; JSON keeps only the last (keep one)
-    """
-    try:
-        return json.loads(text, object_pairs_hook=_unique_object)
-    except _DuplicateKey as exc:
-        places = [m.start() for m in re.finditer(r'"' + re.escape(exc.key) + r'"\s*:', text)]
-        at = places[1] if len(places) > 1 else (places[0] if places else 0)
-        raise SourceError(
-            path,
-            exc.key,
-            "the key appears twice in one object; JSON keeps only the last",
-            line=first_line + text.count("\n", 0, at),
-            fix="keep one",
-        ) from None
-
-
 def _not_a_number(path: str | Path, text: str, name: str, first: int) -> SourceError:
     match = re.search(r"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])", text)
     start = match.start() if match else 0
@@ -214,3 +204,23 @@ def _not_a_number(path: str | Path, text: str, name: str, first: int) -> SourceE
 def _line_of_long_number(text: str) -> int:
     match = re.search(r"\d{4000,}", text)
     return text.count("\n", 0, match.start()) if match else 0
+
+
+_KEY_OR_BRACE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:|"(?:[^"\\]|\\.)*"|[{}]')
+
+
+def _line_of_twice(text: str, key: str) -> int:
+    """The line (from 0) where ``key`` is given a second time in one object of ``text``."""
+    objects: list[set[str]] = []
+    for match in _KEY_OR_BRACE.finditer(text):
+        token = match.group()
+        if token == "{":
+            objects.append(set())
+        elif token == "}":
+            objects.pop()
+        elif match.group(1) is not None and objects:
+            name = json.loads(f'"{match.group(1)}"')
+            if name == key and name in objects[-1]:
+                return text.count("\n", 0, match.start())
+            objects[-1].add(name)
+    return 0

@@ -1,5 +1,6 @@
 """Text files read one way: UTF-8 (a byte-order mark dropped; a bad byte named by line and column),
-CSV strictly (a short or long row, an open quote, an oversized field refused with its line).
+CSV strictly (a header naming a column twice, a short or long row, an open quote, an oversized
+field refused with its line).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
@@ -51,7 +52,7 @@ def read_csv_records(
     """
     lines = io.StringIO(text, newline="") if text is not None else stream_lines(path)
     reader = csv.reader(lines, strict=True)
-    header = _next_row(path, reader, 1)
+    header = check_header(path, _next_row(path, reader, 1))
     require_csv_columns(path, header, required, fix=fix)
     if header is None:
         return
@@ -83,6 +84,23 @@ def require_csv_columns(
     raise SourceError(path, ", ".join(missing), f"missing column(s); {found}", line=1, fix=fix)
 
 
+def check_header(path: str | Path, header: list[str] | None) -> list[str] | None:
+    """``header`` (a CSV or TSV file's first row), refused when it names a column twice: a row would
+    keep only the last of the two values (blank names, a spreadsheet's empty columns, may repeat).
+
+    >>> check_header("x.csv", ["premise", "label", "hypothesis", "label"])
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: x.csv:1: field label: column 'label' appears twice in the header (keep one of them)
+    """
+    seen: set[str] = set()
+    for name in header or ():
+        if name in seen and name:
+            reason = f"column {name!r} appears twice in the header"
+            raise SourceError(path, name, reason, line=1, fix="keep one of them")
+        seen.add(name)
+    return header
+
+
 def check_row_width(
     path: str | Path,
     line: int,
@@ -109,8 +127,8 @@ def check_row_width(
 
 
 def csv_header(path: str | Path, text: str) -> list[str] | None:
-    """The header row of a CSV text (``None`` for an empty file)."""
-    return _next_row(path, csv.reader(io.StringIO(text, newline=""), strict=True), 1)
+    """The header row of a CSV text (``None`` for an empty file), checked by :func:`check_header`."""
+    return check_header(path, _next_row(path, csv.reader(io.StringIO(text, newline=""), strict=True), 1))
 
 
 def stream_lines(path: str | Path) -> Iterator[str]:

@@ -19,7 +19,15 @@ from typing import Any
 from nlibias.errors import SourceError
 
 
-def load_yaml(text: str, path: str | Path) -> Any:
+def load_yaml(text: str, path: str | Path, *, parameter: str | None = None) -> Any:
+    """The YAML document of ``text`` (read from ``path``). ``parameter``: the setting that named the
+    file, a settings file; one with no settings at all (empty, blank or only comments) is refused
+    then, since reading it as every default would drop what it was meant to say.
+
+    >>> load_yaml("# margin: 0.5\\n", "gate.yaml", parameter="rules")
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: gate.yaml: the file holds no settings (it is empty or only comments) (write them, or leave rules out for every default)
+    """
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
@@ -45,7 +53,7 @@ def load_yaml(text: str, path: str | Path) -> Any:
             return super().construct_mapping(node, deep=deep)
 
     try:
-        return yaml.load(text, Loader=UniqueKeyLoader)
+        document = yaml.load(text, Loader=UniqueKeyLoader)
     except RecursionError:
         raise SourceError(
             path,
@@ -58,6 +66,11 @@ def load_yaml(text: str, path: str | Path) -> Any:
         line = None if mark is None else mark.line + 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise SourceError(path, None, f"invalid YAML: {problem}", line=line) from None
+    if document is None and parameter is not None:
+        reason = "the file holds no settings (it is empty or only comments)"
+        fix = f"write them, or leave {{{parameter}}} out for every default"
+        raise SourceError(path, None, reason, fix=fix, parameter=parameter)
+    return document
 
 
 def yaml_line_of(text: str, loc: Sequence[Any]) -> int | None:

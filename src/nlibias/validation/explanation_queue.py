@@ -21,7 +21,7 @@ from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSONL,
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
 from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import sha256_file
-from nlibias.schema.declared import PositiveInt, Seed, declared
+from nlibias.schema.declared import PathArg, PositiveInt, Seed, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
 from nlibias.validation.store import ANNOTATIONS_DB, AnnotationStore, CurrentAnswer
 
@@ -182,7 +182,7 @@ def stratified_sample(
 
 @declared
 def draw_explanation_queue(
-    run_dir: str | Path, *, size: PositiveInt = DEFAULT_SIZE, seed: Seed = 0, judge: str | None = None
+    run_dir: PathArg, *, size: PositiveInt = DEFAULT_SIZE, seed: Seed = 0, judge: str | None = None
 ) -> ExplanationQueue:
     """Draw and write the explanations queue of ``run_dir``: ``size`` answers stratified by
     ``judge``'s label (default: the first NLI judge) and subtopic, seeded; stored judgements stay."""

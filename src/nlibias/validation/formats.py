@@ -25,7 +25,7 @@ from nlibias.extension.validation_handoff import (
 )
 from nlibias.io.jsonl import read_json_file
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import Allowed, declared
+from nlibias.schema.declared import Allowed, PathArg, declared
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
     AnnotationStore,
@@ -237,7 +237,7 @@ class _Checker:
 
 @declared
 def read_import(
-    path: str | Path,
+    path: PathArg,
     queue: Sequence[QueueRow],
     *,
     fmt: ImportFormat = "auto",

@@ -23,7 +23,7 @@ from nlibias.models.registry import create_classifier
 from nlibias.runtime.cache import PredictionCache, default_cache_path
 from nlibias.runtime.classifier import predict_pairs
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
-from nlibias.schema.declared import Share, declared
+from nlibias.schema.declared import PathArg, Share, declared
 from nlibias.schema.model_ref import ModelRef
 from nlibias.validation.explanation_queue import hypotheses_queue
 from nlibias.validation.store import AnnotationStore, Suggestion
@@ -176,11 +176,11 @@ def lm_suggestions(
 
 @declared
 def run_prescreen(
-    run_dir: str | Path,
+    run_dir: PathArg,
     *,
     judge: str | None = None,
     lm_judge: str | None = None,
-    cache: str | Path | None = None,
+    cache: PathArg | None = None,
     threshold: Share = 0.5,
     progress: bool = True,
 ) -> dict[str, Any]:

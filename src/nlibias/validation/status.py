@@ -10,7 +10,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, QueueRow
-from nlibias.schema.declared import PositiveInt, declared
+from nlibias.schema.declared import PathArg, PositiveInt, declared
 from nlibias.validation.agreement import agreement_report, judge_agreement, majority_label
 from nlibias.validation.explanation_queue import (
     AnnotationRound,
@@ -96,7 +96,7 @@ def unjudged_count(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str,
 
 @declared
 def validation_status(
-    run_dir: str | Path,
+    run_dir: PathArg,
     *,
     rule: Rule,
     min_annotators: PositiveInt = 1,
