@@ -38,15 +38,6 @@ KNOWN: dict[str, str] = {
         "exit 0: a header `more,less,more` is read with the last `more` column: the premise of every pair "
         "is the third cell, the second `more` silently replaces the first (a wrong sample set)"
     ),
-    "s28-twice/python-audit-prompts-twice": (
-        "exit 1: 'prompt style 'true' given twice; each style runs once' names no parameter (prompts); "
-        "the command line's message names --prompt"
-    ),
-    "s28-twice/yaml-prompt-name-of-a-built-in-style": (
-        "exit 0: a prompt file's style named 'true' (another template) is run under the key "
-        "g|prompt=true|scored, the key of the paper's built-in `true` prompt: its numbers are reported "
-        "(and compared, gated) as the paper prompt's (a wrong label on the numbers)"
-    ),
     "s28-nothing/cli-expand-wq-nli-allow-modified-data-on-own-file": (
         "exit 0: --allow-modified-data with --source (a file of the user's own, which is never checked "
         "against the pinned digest, README) applies to nothing and is accepted without a word"
@@ -58,10 +49,6 @@ KNOWN: dict[str, str] = {
     "s28-nothing/cli-audit-max-new-tokens-in-scored-mode": (
         "exit 0: --max-new-tokens 64 with --mode scored (no text is generated) applies to nothing and is "
         "accepted; no number wrong"
-    ),
-    "s28-nothing/python-audit-prompts-without-generative": (
-        "exit 1: 'a prompt style applies to generative models; name one in generative' does not name the "
-        "parameter given (prompts)"
     ),
     "s28-roles/cli-audit--mlm-openai-completions-server": (
         "exit 2: an openai-completions: server as --mlm is not recognised as a server in the masked-LM role: "

@@ -142,7 +142,7 @@ def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, .
             "prompts",
             "generative models",
             subject="a prompt style",
-            fix="name one in {generative}",
+            fix="name one in {generative}, or leave {prompts} out",
             names=("generative",),
         )
     return asked
