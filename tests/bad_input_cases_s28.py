@@ -50,19 +50,6 @@ KNOWN: dict[str, str] = {
         "exit 0: --max-new-tokens 64 with --mode scored (no text is generated) applies to nothing and is "
         "accepted; no number wrong"
     ),
-    "s28-roles/cli-audit--mlm-openai-completions-server": (
-        "exit 2: an openai-completions: server as --mlm is not recognised as a server in the masked-LM role: "
-        "it is looked up as a hub repo id ('Repo id must be in the form ...'); --mlm is not named"
-    ),
-    "s28-roles/cli-audit--mlm-a-gguf-file": (
-        "exit 2: gguf:FILE as --mlm is read as the literal path 'gguf:/...' and reported as 'no such file or "
-        "directory' although the file exists; the role (a GGUF is a generative LM) and --mlm are not named"
-    ),
-    "s28-roles/cli-audit--causal-a-classifier-folder": (
-        "exit 2 on wq-nli samples (on BBNLI the pairs check refuses first): a sequence-classifier folder as "
-        "--causal is loaded as a causal LM and fails in the tokenizer ('You need to have sentencepiece ...'); "
-        "neither the role nor --causal is named"
-    ),
     "s28-damaged/cli-expand-wq-nli-nul-in-a-cell": (
         "exit 0: a NUL byte inside a hypothesis cell is kept in the sample text (a damaged file read as text)"
     ),
