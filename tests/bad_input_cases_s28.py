@@ -30,10 +30,6 @@ KNOWN: dict[str, str] = {
         "samples.jsonl, samples.parquet and expansion.json into the source folder; the next `expand bbnli` "
         "reads expansion.json as a subtopic and is refused (the data dir is damaged); no number wrong"
     ),
-    "s28-twice/cli-score-predictions-a-glob-and-its-match": (
-        "exit 0: --predictions FILE --predictions 'DIR/*.jsonl' (matching FILE) is scored once, silently, "
-        "while nlibias.score([FILE, DIR/./FILE]) is refused as one file named twice; no number wrong"
-    ),
     "s28-twice/cli-expand-sentence-pairs-column-twice": (
         "exit 0: a header `more,less,more` is read with the last `more` column: the premise of every pair "
         "is the third cell, the second `more` silently replaces the first (a wrong sample set)"
