@@ -34,7 +34,7 @@ def samples_file(tmp_path: Path) -> Path:
         (["--generative", "fake:g", "--quantize", "int8"], "--quantize applies to NLI classifiers that load"),
         (["--model", "fake:a", "--compile"], "--compile applies to NLI classifiers that load their weights here "
          "(a Hugging Face model, prompt:MODEL), not to the fake; name one in --model"),
-        (["--model", "fake:a", "--prompt", "true"], "a prompt style applies to generative models; name one in --generative (option --prompt)"),
+        (["--model", "fake:a", "--prompt", "true"], "a prompt style applies to generative models; name one in --generative, or leave --prompt out"),
         (["--model", "fake:a", "--concurrency", "3"],
          "--concurrency applies to generative models behind a server; add openai:URL#MODEL to --generative"),
         (["--model", "fake:a", "--dtype", "float32"], "; leave --dtype out"),

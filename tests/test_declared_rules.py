@@ -225,6 +225,39 @@ def test_a_masked_lm_is_asked_in_no_other_role(samples: Path, tmp_path: Path) ->
         assert caught.value.parameter == field and "is a masked LM (name it in mlm)" in str(caught.value)
 
 
+def test_a_sentence_scorer_is_asked_in_its_role(tmp_path: Path) -> None:
+    from nlibias.runtime.model_set import ModelSet
+
+    folders = {}
+    for architecture in ("RobertaForSequenceClassification", "BertForMaskedLM", "GPT2LMHeadModel"):
+        folders[architecture] = tmp_path / architecture
+        folders[architecture].mkdir()
+        (folders[architecture] / "config.json").write_text(json.dumps({"architectures": [architecture]}))
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(60))
+    wrong = [
+        ("mlm", "openai-completions:http://127.0.0.1:9/v1#m", "is a generative LM (name it in causal)"),
+        ("mlm", f"gguf:{gguf}", "is a generative LM (name it in causal)"),
+        ("mlm", str(folders["GPT2LMHeadModel"]), "is a generative LM (name it in causal)"),
+        (
+            "causal",
+            str(folders["RobertaForSequenceClassification"]),
+            "is an NLI classifier (name it in models)",
+        ),
+        ("causal", str(folders["BertForMaskedLM"]), "is a masked LM (name it in mlm)"),
+        ("causal", "mlm:org/m", "is a masked LM by its mlm: prefix (name it in mlm)"),
+    ]
+    for field, reference, said in wrong:
+        with pytest.raises(ConfigError) as caught:
+            ModelSet.of(**{field: reference})  # type: ignore[arg-type]
+        assert caught.value.parameter == field and said in str(caught.value), str(caught.value)
+    right = ModelSet.of(
+        mlm=[str(folders["BertForMaskedLM"]), "mlm:org/m"],
+        causal=[str(folders["GPT2LMHeadModel"]), f"gguf:{gguf}", "openai-completions:http://h/v1#m"],
+    )
+    assert len(right.mlm) == 2 and len(right.causal) == 3
+
+
 # -- declared where the checks were written by hand ------------------------------------------------
 
 

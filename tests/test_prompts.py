@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -146,6 +147,28 @@ def test_unknown_style_and_duplicates_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="given twice"):
         resolve_prompt_styles(["true", "true"])
     assert [s.name for s in resolve_prompt_styles([])] == ["true", "entailed"]
+
+
+def test_a_users_style_named_like_a_built_in_one_is_refused_unless_it_is_the_same(tmp_path: Path) -> None:
+    # its numbers would be reported under the built-in's model key (MODEL|prompt=true|scored)
+    yaml = tmp_path / "mine.yaml"
+    yaml.write_text("prompts:\n  - name: other\n    template: '{premise} {hypothesis}'\n  - name: 'true'\n"
+                    "    template: 'P: {premise} H: {hypothesis}'\n")  # fmt: skip
+    with pytest.raises(SourceError, match="'true' is the name of a built-in prompt style") as info:
+        load_prompt_file(yaml)
+    assert (info.value.line, info.value.field) == (4, "prompts[1].name")
+    txt = tmp_path / "arc.txt"
+    txt.write_text("{premise} or {hypothesis}?\n")
+    with pytest.raises(SourceError, match="'arc' is the name of a built-in"):
+        load_prompt_file(txt)
+    with pytest.raises(ConfigError, match=r"^prompts: 'entailed' is the name of a built-in") as error:
+        resolve_prompt_styles([PromptStyle("entailed", "{premise} {hypothesis}")])
+    assert error.value.parameter == "prompts"
+    same = tmp_path / "same.yaml"  # the built-in's own template and answers: the same style
+    same.write_text(
+        f"prompts:\n  - name: 'true'\n    template: {json.dumps(PROMPT_STYLES['true'].template)}\n"
+    )
+    assert [s.template for s in load_prompt_file(same)] == [PROMPT_STYLES["true"].template]
 
 
 @pytest.mark.parametrize(

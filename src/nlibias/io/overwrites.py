@@ -13,7 +13,7 @@ nlibias.errors.ConfigError: markdown .../rules.yaml is a file the command reads 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from nlibias.errors import ConfigError, SourceError
@@ -45,22 +45,28 @@ def refuse_named_twice(
     *,
     each: str,
     file_of: Callable[[Path], Path] = Path,
+    spelled: Sequence[str] = (),
 ) -> None:
-    """Refuse one ``what`` (``file_of`` a path given) named twice in ``parameter``, however spelled.
+    """Refuse one ``what`` (``file_of`` a path given) named twice in ``parameter``, however spelled
+    (``spelled``: how each path was given, where not as itself, e.g. a glob pattern's match).
 
     >>> refuse_named_twice(["/r/a", "/r/x/../a"], "runs", "run directory", each="run")
     Traceback (most recent call last):
     nlibias.errors.ConfigError: runs names one run directory twice (/r/a and /r/x/../a); name each run once
+    >>> refuse_named_twice(["/r/a", "/r/a"], "runs", "run", each="run", spelled=["/r/a", "/r/a (a match of '/r/*')"])
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: runs names one run twice (/r/a and /r/a (a match of '/r/*')); name each run once
     """
-    seen: dict[tuple[object, ...], str | Path] = {}
-    for path in paths:
+    seen: dict[tuple[object, ...], str] = {}
+    for index, path in enumerate(paths):
         identity = file_identity(file_of(Path(path)))
+        shown = spelled[index] if index < len(spelled) else str(path)
         if identity in seen:
             raise ConfigError(
-                f"{parameter} names one {what} twice ({seen[identity]} and {path}); name each {each} once",
+                f"{parameter} names one {what} twice ({seen[identity]} and {shown}); name each {each} once",
                 parameter=parameter,
             )
-        seen[identity] = path
+        seen[identity] = shown
 
 
 def run_files(run_dir: str | Path) -> list[Path]:

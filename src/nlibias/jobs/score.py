@@ -5,8 +5,14 @@ Inspect log) read in one pass into per-model arrays aligned with the samples, sc
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> for name in ("b.jsonl", "a.jsonl"):
 ...     _ = (folder / name).write_text('{"id": "x", "label": "neutral"}\\n')
->>> [p.name for p in expand_predictions([str(folder / "*.jsonl"), folder / "a.jsonl"])]
+>>> [p.name for p in expand_predictions([str(folder / "*.jsonl")])]
 ['a.jsonl', 'b.jsonl']
+>>> expand_predictions([str(folder / "*.jsonl"), folder / "a.jsonl"])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+nlibias.errors.ConfigError: predictions names one predictions file twice (.../a.jsonl (a match of '.../*.jsonl') and .../a.jsonl); name each file once
+>>> expand_predictions([str(folder / "*.jsonl"), str(folder / "a*")])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+nlibias.errors.ConfigError: predictions names one predictions file twice (... and .../a.jsonl (a match of '.../a*')); name each file once
 """
 
 from __future__ import annotations
@@ -60,11 +66,11 @@ PredictionsInput = (
 
 def expand_predictions(predictions: PredictionsInput) -> list[Path]:
     """The predictions files named: each path as given, or the files a glob pattern matches
-    (sorted; a pattern is expanded only when no file has its literal name), each file once; a file
-    (or run directory) named twice is refused."""
+    (sorted; a pattern is expanded only when no file has its literal name); a file (or run
+    directory) named twice, or named and matched by a pattern, or matched by two, is refused."""
     given: list[str | Path] = one_or_many(predictions)
     paths: list[Path] = []
-    named: list[Path] = []
+    spelled: list[str] = []
     for item in given:
         text = str(item)
         if glob.has_magic(text) and not Path(text).exists():
@@ -74,14 +80,14 @@ def expand_predictions(predictions: PredictionsInput) -> list[Path]:
                     f"{{predictions}} pattern {text!r} matches no file", parameter="predictions"
                 )
             paths.extend(Path(m) for m in matches)
+            spelled.extend(f"{m} (a match of {text!r})" for m in matches)
         else:
-            named.append(Path(item))
-            paths.append(named[-1])
-    refuse_named_twice(named, "predictions", "predictions file", each="file", file_of=predictions_file)
-    unique: dict[Path, Path] = {}
-    for path in paths:
-        unique.setdefault(path.resolve(), path)
-    return list(unique.values())
+            paths.append(Path(item))
+            spelled.append(text)
+    refuse_named_twice(
+        paths, "predictions", "predictions file", each="file", file_of=predictions_file, spelled=spelled
+    )
+    return paths
 
 
 @declared

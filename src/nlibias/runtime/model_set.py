@@ -34,6 +34,16 @@ SPEC_KINDS: dict[str, PredictorKind] = {
     "causal": "sentence-logprob",
 }
 
+ASKED_AS: dict[str, Role] = {
+    "models": "classifier", "generative": "generative", "mlm": "masked", "causal": "generative",
+}  # fmt: skip
+"""The role each field asks its models in; a reference naming another role (by its kind, an alias or
+its ``config.json``) is refused, naming the field where it belongs (:data:`_HOMES`)."""
+_HOMES: dict[bool, dict[Role, str]] = {
+    False: {"classifier": "models", "generative": "generative", "masked": "mlm"},
+    True: {"classifier": "models", "generative": "causal", "masked": "mlm"},  # asked by a sentence scorer
+}
+
 
 @dataclass(frozen=True)
 class ModelSet:
@@ -91,12 +101,11 @@ class ModelSet:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
                     check_model_path(str(ref), parameter=field)
-        field_of: dict[Role, str] = {"classifier": "models", "generative": "generative", "masked": "mlm"}
-        asked_as: tuple[tuple[str, Role], ...] = (("models", "classifier"), ("generative", "generative"))
-        for field, role in asked_as:
+        for field, role in ASKED_AS.items():
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
-                    other = field_of[ref.other_role(role) or role]  # where the model it names belongs
+                    found = ref.other_role(role) or role  # where the model it names belongs:
+                    other = _HOMES[SPEC_KINDS[field] == "sentence-logprob"][found]  # a scorer's, if one asks
                     ref.check_role(role, parameter=field, fix=f"name it in {{{other}}}", names=(other,))
         prompts = tuple(resolve_prompt_styles(asked)) if named["generative"] else ()
         return cls(**named, prompts=prompts, prompts_named=bool(asked))
@@ -142,7 +151,7 @@ def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, .
             "prompts",
             "generative models",
             subject="a prompt style",
-            fix="name one in {generative}",
+            fix="name one in {generative}, or leave {prompts} out",
             names=("generative",),
         )
     return asked

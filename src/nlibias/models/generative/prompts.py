@@ -198,6 +198,9 @@ def load_prompt_file(path: str | Path) -> list[PromptStyle]:
             raise SourceError(
                 path, None, f"the file name {name!r} is not a usable prompt name", fix="rename the file"
             )
+        clash = builtin_clash(name, text.strip("\n"), BINARY_ANSWERS)
+        if clash is not None:
+            raise SourceError(path, None, clash, fix="rename the file")
         return [PromptStyle(name, text.strip("\n"), BINARY_ANSWERS, str(path))]
     data = parse_json(path, text, allow_nan=True) if path.suffix.lower() == ".json" else load_yaml(text, path)
     entries = data.get("prompts") if isinstance(data, dict) else None
@@ -237,7 +240,28 @@ def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, take
     if problem is not None:
         key, said, fix = problem
         raise SourceError(path, f"{field}.{key}", said, line=line, fix=fix)
+    clash = builtin_clash(str(name), str(template), answers or BINARY_ANSWERS)
+    if clash is not None:
+        raise SourceError(path, f"{field}.name", clash, line=line, fix="give the style a name of its own")
     return PromptStyle(str(name), str(template), answers or BINARY_ANSWERS, str(path))
+
+
+def builtin_clash(name: str, template: str, answers: tuple[str, ...]) -> str | None:
+    """Why a user's style cannot take ``name``: a built-in style's name with another template or
+    answers (its numbers would be reported under the built-in's model key); ``None``: no clash.
+
+    >>> builtin_clash("true", PROMPT_1_TRUE, BINARY_ANSWERS) is None, builtin_clash("mine", "{premise}", ()) is None
+    (True, True)
+    >>> builtin_clash("arc", "{premise} {hypothesis}?", BINARY_ANSWERS)
+    "'arc' is the name of a built-in prompt style with another template or answers (its results would be reported as the built-in's)"
+    """
+    builtin = (PROMPT_STYLES | CHOICE_STYLES).get(name)
+    if builtin is None or (builtin.template, builtin.answers) == (template, answers):
+        return None
+    return (
+        f"{name!r} is the name of a built-in prompt style with another template or answers "
+        "(its results would be reported as the built-in's)"
+    )
 
 
 def resolve_prompt_styles(specs: Sequence[str | PromptStyle]) -> list[PromptStyle]:
@@ -250,6 +274,11 @@ def resolve_prompt_styles(specs: Sequence[str | PromptStyle]) -> list[PromptStyl
     unknown = None
     for spec in specs or ["true", "entailed"]:
         if isinstance(spec, PromptStyle):
+            clash = builtin_clash(spec.name, spec.template, spec.answers)
+            if clash is not None:
+                raise ConfigError(
+                    f"{{prompts}}: {clash}; give the style a name of its own", parameter="prompts"
+                )
             styles.append(spec)
         elif spec in known:
             styles.append(known[spec])
@@ -262,10 +291,10 @@ def resolve_prompt_styles(specs: Sequence[str | PromptStyle]) -> list[PromptStyl
     twice = next((name for name in names if names.count(name) > 1), None)
     if unknown is not None or twice is not None:
         raise ConfigError(
-            f"unknown prompt style {unknown!r}: use {', '.join(sorted(known))} or the path of a prompt file "
+            f"unknown prompt style {unknown!r} in {{prompts}}: use {', '.join(sorted(known))} or the path of a prompt file "
             "(.yaml/.json with 'prompts:', or .txt with one template)"
             if unknown is not None
-            else f"prompt style {twice!r} given twice; each style runs once",
+            else f"prompt style {twice!r} given twice in {{prompts}}; each style runs once",
             parameter="prompts",
         )
     return styles
