@@ -30,20 +30,12 @@ KNOWN: dict[str, str] = {
         "samples.jsonl, samples.parquet and expansion.json into the source folder; the next `expand bbnli` "
         "reads expansion.json as a subtopic and is refused (the data dir is damaged); no number wrong"
     ),
-    "s28-twice/cli-expand-sentence-pairs-column-twice": (
-        "exit 0: a header `more,less,more` is read with the last `more` column: the premise of every pair "
-        "is the third cell, the second `more` silently replaces the first (a wrong sample set)"
-    ),
     "s28-nothing/cli-expand-wq-nli-allow-modified-data-on-own-file": (
         "exit 0: --allow-modified-data with --source (a file of the user's own, which is never checked "
         "against the pinned digest, README) applies to nothing and is accepted without a word"
     ),
     "s28-damaged/cli-expand-wq-nli-nul-in-a-cell": (
         "exit 0: a NUL byte inside a hypothesis cell is kept in the sample text (a damaged file read as text)"
-    ),
-    "s28-damaged/cli-expand-sentence-pairs-jsonl-duplicate-key": (
-        "exit 0: a pairs JSONL object with the key `less` twice is read with the last value, although the "
-        "other JSON readers refuse duplicate keys (the first sentence is silently dropped)"
     ),
     "s28-damaged/cli-expand-occupations-premises-a-json-file": (
         "exit 0: --premises premises.json holding a JSON list is read as one text line: the premise becomes "

@@ -410,11 +410,17 @@ def expand_wq_nli(source: str | Path | None = None) -> WQNLIExpansion:
     path = resolve_data(WQ_NLI_DATA, source)
     triples = read_wq_nli(path)
     samples = [sample for triple in triples for sample in triple_samples(triple)]
-    return WQNLIExpansion(tuple(samples), tuple(triples), str(path), tuple(_warnings(triples)))
+    return WQNLIExpansion(tuple(samples), tuple(triples), str(path), tuple(_warnings(triples, path)))
 
 
-def _warnings(triples: list[WQTriple]) -> list[str]:
+def _warnings(triples: list[WQTriple], path: str | Path) -> list[str]:
     found: list[str] = []
+    same = [t for t in triples if t.stereo_premise.strip() == t.counter_premise.strip()]
+    if same:  # like BBNLI's degenerate pairs: kept, but their pro and anti answers can only agree
+        found.append(
+            f"{len(same)} rows have the same stereotypical and counter premise (first: {path}:{same[0].line}); "
+            "they are kept, but their pair cannot show a difference: check the file"
+        )
     repeats = [t for t in triples if t.repeat_of is not None]
     if repeats:
         found.append(
