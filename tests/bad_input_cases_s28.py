@@ -25,11 +25,6 @@ Add = Callable[..., None]
 CLASSIFIER = "RobertaForSequenceClassification"
 SERVER = "openai:http://127.0.0.1:9/v1#m"
 KNOWN: dict[str, str] = {
-    "s28-outputs/cli-expand-out-is-the-data-dir-s-bbnli-folder": (
-        "exit 0: `expand bbnli` reading NLIBIAS_DATA_DIR/bbnli with --out DATA/bbnli/gender writes "
-        "samples.jsonl, samples.parquet and expansion.json into the source folder; the next `expand bbnli` "
-        "reads expansion.json as a subtopic and is refused (the data dir is damaged); no number wrong"
-    ),
     "s28-twice/cli-score-predictions-a-glob-and-its-match": (
         "exit 0: --predictions FILE --predictions 'DIR/*.jsonl' (matching FILE) is scored once, silently, "
         "while nlibias.score([FILE, DIR/./FILE]) is refused as one file named twice; no number wrong"
