@@ -71,9 +71,6 @@ KNOWN: dict[str, str] = {
         "--causal is loaded as a causal LM and fails in the tokenizer ('You need to have sentencepiece ...'); "
         "neither the role nor --causal is named"
     ),
-    "s28-damaged/cli-expand-wq-nli-nul-in-a-cell": (
-        "exit 0: a NUL byte inside a hypothesis cell is kept in the sample text (a damaged file read as text)"
-    ),
     "s28-damaged/cli-expand-sentence-pairs-jsonl-duplicate-key": (
         "exit 0: a pairs JSONL object with the key `less` twice is read with the last value, although the "
         "other JSON readers refuse duplicate keys (the first sentence is silently dropped)"
@@ -81,10 +78,6 @@ KNOWN: dict[str, str] = {
     "s28-damaged/cli-expand-occupations-premises-a-json-file": (
         "exit 0: --premises premises.json holding a JSON list is read as one text line: the premise becomes "
         "'[\"The nurse arrived.\"]' with brackets and quotes (wrong sample texts)"
-    ),
-    "s28-damaged/cli-expand-bbnli-json-premise-empty-strings": (
-        "exit 0: a BBNLI subtopic file whose premises are empty strings expands to 24 samples with premise "
-        "'' (instead of a refusal naming the file and field premise): wrong samples audited"
     ),
     "s28-damaged/python-expand-wq-nli-source-a-folder-without-the-csv": (
         "traceback: nlibias.expand('wq-nli', FOLDER) where FOLDER lacks winoqueer_nli.csv raises a bare "
