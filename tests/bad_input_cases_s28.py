@@ -75,10 +75,6 @@ KNOWN: dict[str, str] = {
         "exit 0: a pairs JSONL object with the key `less` twice is read with the last value, although the "
         "other JSON readers refuse duplicate keys (the first sentence is silently dropped)"
     ),
-    "s28-damaged/cli-expand-occupations-premises-a-json-file": (
-        "exit 0: --premises premises.json holding a JSON list is read as one text line: the premise becomes "
-        "'[\"The nurse arrived.\"]' with brackets and quotes (wrong sample texts)"
-    ),
     "s28-damaged/python-expand-wq-nli-source-a-folder-without-the-csv": (
         "traceback: nlibias.expand('wq-nli', FOLDER) where FOLDER lacks winoqueer_nli.csv raises a bare "
         "FileNotFoundError instead of a DataError naming the folder and the file it looked for"
