@@ -75,10 +75,6 @@ KNOWN: dict[str, str] = {
         "exit 0: a pairs JSONL object with the key `less` twice is read with the last value, although the "
         "other JSON readers refuse duplicate keys (the first sentence is silently dropped)"
     ),
-    "s28-damaged/python-expand-wq-nli-source-a-folder-without-the-csv": (
-        "traceback: nlibias.expand('wq-nli', FOLDER) where FOLDER lacks winoqueer_nli.csv raises a bare "
-        "FileNotFoundError instead of a DataError naming the folder and the file it looked for"
-    ),
     "s28-empty/cli-score-every-answer-unparsed": (
         "exit 0: predictions whose every label is null (136 unparsed answers) are scored as fine: every "
         "measure has n 0 and the run is written without a warning or refusal (zero judgements)"

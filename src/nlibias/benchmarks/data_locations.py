@@ -99,7 +99,14 @@ def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, downlo
         pinned_folder = _pinned_folder_holding(data, path)
         if pinned_folder is not None:
             verify_data(data, pinned_folder)
-        return _data_path(data, path)
+        given = _data_path(data, path)
+        if not given.exists():  # a folder without the file its benchmark reads
+            raise DataNotFoundError(
+                f"{explicit} is a folder without {data.main_file}, the {data.name} file (layout: "
+                f"{data.layout}): pass the file itself, a folder holding it, or a data dir holding "
+                f"{data.directory}/{data.main_file}"
+            )
+        return given
     found = locate_data(data)
     if found is not None:
         verify_data(data, found[1] if data.main_file is None else found[1].parent)
