@@ -42,10 +42,6 @@ KNOWN: dict[str, str] = {
         "g|prompt=true|scored, the key of the paper's built-in `true` prompt: its numbers are reported "
         "(and compared, gated) as the paper prompt's (a wrong label on the numbers)"
     ),
-    "s28-nothing/cli-expand-wq-nli-allow-modified-data-on-own-file": (
-        "exit 0: --allow-modified-data with --source (a file of the user's own, which is never checked "
-        "against the pinned digest, README) applies to nothing and is accepted without a word"
-    ),
     "s28-nothing/cli-audit-devices-with-a-fake": (
         "exit 0: --devices cpu with only a fake classifier is accepted, while --compile and --quantize are "
         "refused for the fake (they apply to classifiers that load weights here); no number wrong"
