@@ -25,30 +25,6 @@ Add = Callable[..., None]
 CLASSIFIER = "RobertaForSequenceClassification"
 SERVER = "openai:http://127.0.0.1:9/v1#m"
 KNOWN: dict[str, str] = {
-    "s28-outputs/cli-expand-out-is-the-data-dir-s-bbnli-folder": (
-        "exit 0: `expand bbnli` reading NLIBIAS_DATA_DIR/bbnli with --out DATA/bbnli/gender writes "
-        "samples.jsonl, samples.parquet and expansion.json into the source folder; the next `expand bbnli` "
-        "reads expansion.json as a subtopic and is refused (the data dir is damaged); no number wrong"
-    ),
-    "s28-nothing/cli-expand-wq-nli-allow-modified-data-on-own-file": (
-        "exit 0: --allow-modified-data with --source (a file of the user's own, which is never checked "
-        "against the pinned digest, README) applies to nothing and is accepted without a word"
-    ),
-    "s28-damaged/cli-expand-wq-nli-nul-in-a-cell": (
-        "exit 0: a NUL byte inside a hypothesis cell is kept in the sample text (a damaged file read as text)"
-    ),
-    "s28-damaged/cli-expand-occupations-premises-a-json-file": (
-        "exit 0: --premises premises.json holding a JSON list is read as one text line: the premise becomes "
-        "'[\"The nurse arrived.\"]' with brackets and quotes (wrong sample texts)"
-    ),
-    "s28-damaged/cli-expand-bbnli-json-premise-empty-strings": (
-        "exit 0: a BBNLI subtopic file whose premises are empty strings expands to 24 samples with premise "
-        "'' (instead of a refusal naming the file and field premise): wrong samples audited"
-    ),
-    "s28-damaged/python-expand-wq-nli-source-a-folder-without-the-csv": (
-        "traceback: nlibias.expand('wq-nli', FOLDER) where FOLDER lacks winoqueer_nli.csv raises a bare "
-        "FileNotFoundError instead of a DataError naming the folder and the file it looked for"
-    ),
     "s28-empty/cli-score-every-answer-unparsed": (
         "exit 0: predictions whose every label is null (136 unparsed answers) are scored as fine: every "
         "measure has n 0 and the run is written without a warning or refusal (zero judgements)"

@@ -33,6 +33,13 @@ def test_explicit_path_wins(tmp_path: Path, data_dir: Path) -> None:
         resolve_data(WQ_NLI_DATA, tmp_path / "nowhere")
 
 
+@pytest.mark.parametrize("data", [WQ_NLI_DATA, CROWS_PAIRS_DATA, WINOQUEER_DATA], ids=lambda d: d.name)
+def test_a_folder_without_the_file_is_refused_naming_the_file(tmp_path: Path, data: PinnedData) -> None:
+    # not a bare FileNotFoundError from the reader later: the folder and the file looked for
+    with pytest.raises(DataNotFoundError, match=rf"{tmp_path} is a folder without {data.main_file}"):
+        resolve_data(data, tmp_path)
+
+
 def test_environment_variable(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> None:
     monkeypatch.setenv("NLIBIAS_DATA_DIR", str(data_dir))
     assert resolve_data(BBNLI_DATA) == data_dir / "bbnli"

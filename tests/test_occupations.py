@@ -162,6 +162,25 @@ def test_premise_file_errors_name_every_bad_line(tmp_path):
     assert "names more than one occupation (janitor, nurse)" in message
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('{"premise": "The nurse arrived."}\n{"premise": "A teacher left."}\n', "an object"),
+        ('[\n  "The nurse arrived.",\n  "A teacher left."\n]\n', "a list"),
+    ],
+)
+def test_a_premises_file_holding_json_is_refused_naming_it(tmp_path, text, kind):
+    path = tmp_path / "premises.jsonl"  # read as lines, the brackets and quotes would be premise text
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError, match=rf"premises\.jsonl:1: the file holds JSON \({kind}\)"):
+        read_premise_lines(path)
+    path.write_text("{occupations} are at work.\nThe nurse arrived.\n", encoding="utf-8")
+    assert [line for _, line in read_premise_lines(path)] == [
+        "{occupations} are at work.",
+        "The nurse arrived.",
+    ]
+
+
 def test_premise_checks_allow_acronyms_openers_and_pronoun_i():
     assert check_premise("Yesterday the CEO met I.B.M. staff.") == []
     assert check_premise("Nurses are resting.") == []

@@ -147,6 +147,20 @@ def test_expand_out_may_not_be_or_lie_inside_its_source_folder(tmp_path: Path) -
     assert not (source / "data" / "run").exists()
 
 
+def test_expand_out_may_not_lie_inside_the_data_it_finds_in_the_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"  # no --source: the folder found through NLIBIAS_DATA_DIR is the input
+    (data / "bbq" / "data").mkdir(parents=True)
+    kept = data / "bbq" / "data" / "ages.jsonl"
+    kept.write_text("x\n")
+    monkeypatch.setenv("NLIBIAS_DATA_DIR", str(data))
+    inside = _refused(["expand", "bbq", "--out", str(data / "bbq" / "data" / "run")], kept, "--out")
+    assert f"lies inside the folder {data / 'bbq'} of the bbq data found in NLIBIAS_DATA_DIR" in inside
+    assert "--source" not in inside
+    assert not (data / "bbq" / "data" / "run").exists()
+
+
 def test_finetune_and_debias_out_may_not_hold_their_inputs(tmp_path: Path) -> None:
     """Refused before the model loads: a folder with a config.json stands for the model."""
     model = tmp_path / "model"

@@ -22,6 +22,7 @@ from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.benchmarks.sentence_pairs import CROWS_PAIRS_DATA
 from nlibias.cli.main import app
 from nlibias.errors import SourceError
+from nlibias.schema.applies import InapplicableOption
 
 BBNLI_FILE = "gender/man_is_to_breadwinner.json"
 CROWS_FILE = "crows_pairs_anonymized.csv"
@@ -167,6 +168,15 @@ def test_a_copy_outside_the_data_dirs_is_the_users_own_data(copy: Path, tmp_path
     mine.parent.mkdir()
     shutil.copy(_edit_crows(copy), mine)
     assert len(nlibias.expand("crows-pairs", str(mine), out_dir=tmp_path / "lib")) == 1508
+    # so the opt-out applies to nothing there, nor to a benchmark without pinned data: refused, unwritten
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("more,less\nMen are strong.,Women are strong.\n", encoding="utf-8")
+    for name, source in (("crows-pairs", mine), ("sentence-pairs", pairs)):
+        with pytest.raises(
+            InapplicableOption, match="allow_modified_data True applies to pinned benchmark data"
+        ):
+            nlibias.expand(name, str(source), out_dir=tmp_path / "opt-out", allow_modified_data=True)
+    assert not (tmp_path / "opt-out").exists()
 
 
 def test_an_edit_that_keeps_the_size_and_the_modification_time_is_seen(copy: Path) -> None:

@@ -1,5 +1,5 @@
 """The text door (nlibias.textio.text_door): NFC, a leading BOM dropped, format characters removed
-with a warning that says where; the fold that word matching reads."""
+with a warning that says where, control characters refused; the fold that word matching reads."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlibias.errors import SourceError
 from nlibias.textio.text_door import (
     FormatCharactersWarning,
     enter_text,
@@ -104,8 +105,46 @@ def test_compatibility_forms_stay_in_the_text_and_are_folded_for_matching() -> N
 
 
 def test_ascii_is_returned_as_it_is() -> None:
-    text = "A man\tnaps.\x00"
+    text = "A man\tnaps.\r\n"
     assert enter_text(text, "t") is text
+    assert enter_text("A man naps.", "t") == "A man naps."
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x1b", "\x7f", "\x85", "\x0b"])
+def test_a_control_character_is_refused_naming_where(char: str) -> None:
+    # a NUL in a cell is a damaged or binary file, not text (ASCII ones too: no fast path past it)
+    with pytest.raises(
+        SourceError, match=rf"x\.csv:2 \(premise\): holds the control character U\+{ord(char):04X}"
+    ):
+        enter_text(f"A man{char} naps.", "x.csv:2 (premise)")
+
+
+def test_a_control_character_in_a_samples_file_or_a_python_sample_is_refused(tmp_path: Path) -> None:
+    import json
+
+    from nlibias.io.samples import read_samples
+    from nlibias.schema import Sample
+
+    record = {
+        "id": "a", "domain": "gender", "subtopic": "t", "premise": "The nurse\u0000 is here.",
+        "hypothesis": "She works.", "gold": "neutral", "stereotype": None, "pair_key": None,
+    }  # fmt: skip
+    path = tmp_path / "samples.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(
+        SourceError, match=r"samples\.jsonl:1 \(premise\): holds the control character U\+0000"
+    ):
+        read_samples(path)
+    with pytest.raises(SourceError, match=r"sample 'x' hypothesis: holds the control character U\+001B"):
+        Sample(
+            id="x",
+            source="custom",
+            domain="d",
+            subtopic="t",
+            premise="P.",
+            hypothesis="H\x1b.",
+            gold="neutral",
+        )
 
 
 def test_samples_files_pass_their_texts_through_the_door(tmp_path: Path) -> None:
@@ -149,7 +188,10 @@ def test_training_rows_pass_their_texts_through_the_door(tmp_path: Path) -> None
 
 # -- properties over generated Unicode -------------------------------------------------------------
 
-ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60)
+ANY_TEXT = st.text(
+    alphabet=st.one_of(st.characters(blacklist_categories=("Cs", "Cc")), st.sampled_from("\t\n\r")),
+    max_size=60,
+)
 FORMAT = st.sampled_from(
     ["\u200b", "\u200c", "\u200d", "\u00ad", "\u2060", "\u200e", "\u202e", "\u2066", "\ufeff"]
 )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from nlibias.benchmarks.rows import text_problem
 from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders, render
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample
@@ -116,6 +117,12 @@ class _SubtopicFile:
             raise self.fail(key, f"{where}expected a non-empty list of strings")
         return tuple(value)
 
+    def check_text(self, key: str, index: int, text: str) -> None:
+        """Refuse a premise or hypothesis template that is not text (blank, a control character)."""
+        problem = text_problem(text, "an empty text", "write the text, or remove the entry")
+        if problem is not None:
+            raise self.fail(key, f"{key}[{index}]: {problem[0]}", problem[1])
+
     def groups(self) -> tuple[str, str]:
         """``GROUP1[0]`` and ``GROUP2[0]``, which must differ."""
         group1, group2 = self.string_list("GROUP1")[0], self.string_list("GROUP2")[0]
@@ -157,6 +164,8 @@ class _SubtopicFile:
         return [q[0] if isinstance(q, list) and q and isinstance(q[0], str) else None for q in value]
 
     def placeholders(self, key: str, index: int, template: str) -> None:
+        """Refuse a template that is not text or uses a placeholder with no word list."""
+        self.check_text(key, index, template)
         unknown = [p for p in placeholders(template) if p not in self.known]
         if unknown:
             raise self.fail(

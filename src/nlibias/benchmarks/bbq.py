@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data, verify_files
-from nlibias.benchmarks.rows import check_row
+from nlibias.benchmarks.rows import Text, check_row
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
@@ -78,11 +78,11 @@ class BBQRow(BaseModel):
     category: _Text
     answer_info: dict[Literal["ans0", "ans1", "ans2"], tuple[str, str]]
     additional_metadata: _Metadata
-    context: _Text
-    question: _Text
-    ans0: _Text
-    ans1: _Text
-    ans2: _Text
+    context: Text
+    question: Text
+    ans0: Text
+    ans1: Text
+    ans2: Text
     label: Annotated[int, Field(ge=0, le=2, strict=True)]
 
     @property

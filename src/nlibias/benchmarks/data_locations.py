@@ -25,12 +25,14 @@ from typing import Any
 from platformdirs import user_cache_dir
 
 from nlibias.errors import ConfigError, DataNotFoundError, SourceError
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.textio.env_paths import env_path
 
 ALLOW_ENV = "NLIBIAS_ALLOW_MODIFIED_DATA"
 """The environment variable of the opt-out (``1``/``true``/``yes``: use modified data, warned)."""
 _ALLOW: ContextVar[bool | None] = ContextVar("nlibias_allow_modified_data", default=None)
 _MODIFIED: ContextVar[list[dict[str, str]] | None] = ContextVar("nlibias_modified_data", default=None)
+_CHECKED: ContextVar[list[str] | None] = ContextVar("nlibias_checked_data", default=None)
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,14 @@ def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, downlo
         pinned_folder = _pinned_folder_holding(data, path)
         if pinned_folder is not None:
             verify_data(data, pinned_folder)
-        return _data_path(data, path)
+        given = _data_path(data, path)
+        if not given.exists():  # a folder without the file its benchmark reads
+            raise DataNotFoundError(
+                f"{explicit} is a folder without {data.main_file}, the {data.name} file (layout: "
+                f"{data.layout}): pass the file itself, a folder holding it, or a data dir holding "
+                f"{data.directory}/{data.main_file}"
+            )
+        return given
     found = locate_data(data)
     if found is not None:
         verify_data(data, found[1] if data.main_file is None else found[1].parent)
@@ -168,6 +177,7 @@ def download_data(data: PinnedData, target: Path | None = None) -> Path:
     """Download ``data``'s pinned files into ``target`` (default: the user cache), returning its
     folder: each checked, then renamed into place (never a partial file); a good one is kept."""
     folder = (target or user_data_dir()) / data.directory
+    _note_checked(data)
     for rel, (url, digest) in data.files.items():
         dest = folder / rel
         if dest.exists() and verified_digests([(dest, digest)]) == [digest]:
@@ -202,13 +212,24 @@ def allow_modified_data() -> bool:
 @contextmanager
 def data_checks(allow_modified_data: bool | None = None) -> Iterator[list[dict[str, str]]]:
     """Within: modified pinned data is used (warned) when ``allow_modified_data`` (None: the
-    environment's); the list yielded receives each modified file used, for the run's record."""
+    environment's); the list yielded receives each modified file used, for the run's record.
+    ``allow_modified_data=True`` where nothing read was checked against pins (a source of the
+    user's own, a benchmark without pinned data) is refused: it applies to nothing."""
     allow_token = _ALLOW.set(allow_modified_data)
     used: list[dict[str, str]] = []
-    used_token = _MODIFIED.set(used)
+    checked: list[str] = []
+    used_token, checked_token = _MODIFIED.set(used), _CHECKED.set(checked)
     try:
         yield used
+        if allow_modified_data and not checked:
+            raise option_applies_to_nothing(
+                "allow_modified_data",
+                "pinned benchmark data (found in the data dir, or a copy under a pinned file's name)",
+                value=True,
+                given="nothing read here is (a file of your own is never checked against the pins)",
+            )
     finally:
+        _CHECKED.reset(checked_token)
         _MODIFIED.reset(used_token)
         _ALLOW.reset(allow_token)
 
@@ -220,6 +241,13 @@ def modified_data_warnings(modified: list[dict[str, str]]) -> list[str]:
         "used as it is (allow_modified_data)"
         for m in modified
     ]
+
+
+def _note_checked(data: PinnedData) -> None:
+    """Record, for :func:`data_checks`, that data checked against ``data``'s pins were read."""
+    checked = _CHECKED.get()
+    if checked is not None:
+        checked.append(data.name)
 
 
 def verify_data(data: PinnedData, folder: Path) -> None:
@@ -235,6 +263,8 @@ def verify_data(data: PinnedData, folder: Path) -> None:
 def verify_files(data: PinnedData, present: list[tuple[Path, str]], *, remedy: str) -> None:
     """Refuse each (path, pinned digest) that differs, or (:func:`allow_modified_data`) warn and
     record it; ``remedy``: the fix offered first."""
+    if present:
+        _note_checked(data)
     found_digests = verified_digests(present)
     for (path, digest), found in zip(present, found_digests, strict=True):
         if found == digest:

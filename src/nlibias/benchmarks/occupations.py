@@ -11,6 +11,7 @@ occupation's dominant gender). Premises: shipped templates, a user's file, or ev
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -44,7 +45,7 @@ from nlibias.benchmarks.occupation_list import (
     template_hypotheses,
 )
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows
-from nlibias.errors import ConfigError, NlibiasError
+from nlibias.errors import ConfigError, NlibiasError, SourceError
 from nlibias.schema import Sample
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import PathArg, declared
@@ -160,6 +161,7 @@ def read_premise_rows(path: str | Path) -> list[OccupationRow]:
             path, [PremiseProblem(0, "", f"cannot read the file ({exc.strerror})")]
         ) from exc
     lines = _numbered_lines(text)
+    _refuse_json(path, text, lines)
     rows: list[OccupationRow] = []
     problems: list[PremiseProblem] = []
     for number, line in lines:
@@ -172,6 +174,31 @@ def read_premise_rows(path: str | Path) -> list[OccupationRow]:
     if not lines:
         raise PremiseFileError(path, [PremiseProblem(0, "", "the file has no premise lines")])
     return rows
+
+
+def _refuse_json(path: Path, text: str, lines: Sequence[tuple[int, str]]) -> None:
+    """Refuse a premises file holding JSON (a list of premises, an object per line): its lines are
+    not premises, and read as such they would keep brackets and quotes in the sample texts.
+
+    >>> _refuse_json(Path("p.json"), '["The nurse arrived."]', [(1, '["The nurse arrived."]')])
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: p.json:1: the file holds JSON (a list), not one premise per line (write each premise on a line of its own in a plain text file)
+    """
+    first = lines[0] if lines else (1, "")
+    for candidate in (text, first[1]):
+        try:
+            value = json.loads(candidate)
+        except (ValueError, RecursionError):  # not JSON: the lines are read as premises
+            continue
+        if isinstance(value, list | dict):
+            kind = "a list" if isinstance(value, list) else "an object"
+            raise SourceError(
+                path,
+                None,
+                f"the file holds JSON ({kind}), not one premise per line",
+                line=first[0],
+                fix="write each premise on a line of its own in a plain text file",
+            )
 
 
 def default_premise_templates() -> list[tuple[int, str]]:

@@ -1,5 +1,6 @@
-"""What the benchmark readers' row models share: non-blank text, a rule's refusal with its fix,
-and the one route from a row model's error to a SourceError naming the file, line and field.
+"""What the benchmark readers' row models share: non-blank text without a control character
+(the text door's rule), a rule's refusal with its fix, and the one route from a row model's error
+to a SourceError naming the file, line and field.
 
 >>> from pydantic import BaseModel
 >>> class Pair(BaseModel):
@@ -8,6 +9,10 @@ and the one route from a row model's error to a SourceError naming the file, lin
 Traceback (most recent call last):
 ...
 nlibias.errors.SourceError: p.csv:3: field more: empty value
+>>> check_row(Pair, "p.csv", 4, {"more": "a\\x00b"})
+Traceback (most recent call last):
+...
+nlibias.errors.SourceError: p.csv:4: field more: holds the control character U+0000 (NUL) at character 2 (the file is damaged or not text: restore it, or remove the character)
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pydantic import AfterValidator, BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
 from nlibias.schema.declared import source_error
+from nlibias.textio.text_door import CONTROL_FIX, control_character
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -30,12 +36,24 @@ def refuse(reason: str, fix: str | None = None, field: str | None = None) -> Pyd
     return PydanticCustomError("nlibias_row", "{reason}", context | ({"field": field} if field else {}))
 
 
+def text_problem(
+    value: str, reason: str = "empty value", fix: str | None = None
+) -> tuple[str, str | None] | None:
+    """Why a text field is refused (and its fix): empty or only white space, or holding a control
+    character (:func:`~nlibias.textio.text_door.control_character`); None when it is text."""
+    if not value.strip():
+        return reason, fix
+    control = control_character(value)
+    return None if control is None else (control, CONTROL_FIX)
+
+
 def nonblank(reason: str = "empty value", fix: str | None = None) -> AfterValidator:
-    """Refuse a text that is empty or only white space (kept as written otherwise)."""
+    """Refuse a text that :func:`text_problem` refuses (kept as written otherwise)."""
 
     def check(value: str) -> str:
-        if not value.strip():
-            raise refuse(reason, fix)
+        problem = text_problem(value, reason, fix)
+        if problem is not None:
+            raise refuse(*problem)
         return value
 
     return AfterValidator(check)

@@ -98,9 +98,19 @@ def _as(path: Path, other: Path) -> str:
     return "" if path == other else f"as {other}, "
 
 
+def _reference(other: str) -> str:
+    """How a message refers to an input: ``{parameter NAME}``, or a description with spaces as it is
+    (an input no parameter names, e.g. a benchmark's data found in the data dir)."""
+    return other if " " in other else f"{{parameter {other}}}"
+
+
+def _named(other: str) -> tuple[str, ...]:
+    return () if " " in other else (other,)
+
+
 def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files]) -> None:
     """Refuse an output that is a file of ``inputs`` or of another ``outputs`` parameter (keys:
-    parameter names)."""
+    parameter names, or descriptions of inputs no parameter names)."""
     written: dict[tuple[object, ...], tuple[str, Path]] = {}
     read = {file_identity(path): (name, path) for name, files in inputs.items() for path in _paths(files)}
     for name, files in outputs.items():
@@ -108,7 +118,7 @@ def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files])
             clash = _clash(name, path, read, written)
             if clash is not None:
                 message, other = clash
-                raise ConfigError(message, parameter=name, names=(other,))
+                raise ConfigError(message, parameter=name, names=_named(other))
 
 
 def _clash(
@@ -120,7 +130,7 @@ def _clash(
     """Why output ``path`` of parameter ``name`` may not be written, and the other parameter."""
     identity, holder = file_identity(path), read.get(file_identity(path.parent))
     if holder is not None and path.parent.is_file():  # a folder wanted, an input file named
-        where = f"{_as(path.parent, holder[1])}{{parameter {holder[0]}}}"
+        where = f"{_as(path.parent, holder[1])}{_reference(holder[0])}"
         message = (
             f"{{{name}}} {path.parent} is a file the command reads ({where}); {{{name}}} takes "
             f"a folder (it writes {path.name} there): name a new folder in {{{name}}}"
@@ -134,13 +144,14 @@ def _clash(
         written[identity] = (name, path)
         return None
     other, other_path = clash
-    where = harm.format(f"{_as(path, other_path)}{{parameter {other}}}")
+    where = harm.format(f"{_as(path, other_path)}{_reference(other)}")
     return f"{{{name}}} {path} is a file the command {where}; name another file in {{{name}}}", other
 
 
 def refuse_writing_into(name: str, out_dir: str | Path, inputs: Mapping[str, Files]) -> None:
     """Refuse an output folder (parameter ``name``) that is, or lies inside, a folder of ``inputs``:
-    what it writes there would be read as that input's files next time.
+    what it writes there would be read as that input's files next time (keys as
+    :func:`refuse_overwrites`').
 
     >>> refuse_writing_into("out_dir", "/tmp/x", {"source": "/"})
     Traceback (most recent call last):
@@ -153,8 +164,8 @@ def refuse_writing_into(name: str, out_dir: str | Path, inputs: Mapping[str, Fil
             if folder == out or folder in out.parents:
                 where = "is the folder" if folder == out else f"lies inside the folder {folder}"
                 raise ConfigError(
-                    f"{{{name}}} {out_dir} {where} of {{parameter {other}}}: the files "
+                    f"{{{name}}} {out_dir} {where} of {_reference(other)}: the files "
                     f"written there would be read as its own next time; name a folder outside it in {{{name}}}",
                     parameter=name,
-                    names=(other,),
+                    names=_named(other),
                 )

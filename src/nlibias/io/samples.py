@@ -31,7 +31,7 @@ from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.declared import source_error
 from nlibias.textio.json_text import parse_json
-from nlibias.textio.text_door import enter_text
+from nlibias.textio.text_door import enter_text, is_plain
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark
@@ -283,7 +283,7 @@ def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
                     raise SourceError(path, "provenance", "not a JSON object", line=line)
                 row["provenance"] = parse_json(path, provenance or "{}", line=line)
                 for name in _TEXTS:
-                    if type(row.get(name)) is str and not row[name].isascii():
+                    if type(row.get(name)) is str and not is_plain(row[name]):
                         row[name] = enter_text(row[name], f"{path}:{line} ({name})", stacklevel=4)
                 yield line, row
     except (pa.ArrowException, OSError, ValueError, KeyError) as exc:

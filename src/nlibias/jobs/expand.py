@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
-from nlibias.benchmarks.data_locations import data_checks, modified_data_warnings
+from nlibias.benchmarks.data_locations import data_checks, locate_data, modified_data_warnings
 from nlibias.catalog.registry import described, get_benchmark
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
@@ -53,8 +53,9 @@ def expand_to_dir(
     ``out_dir`` (samples and ``expansion.json``); returns the summary. ``allow_modified_data``:
     use pinned data that differs from its pins, warned and recorded (None: the environment's)."""
     written = [Path(out_dir) / name for name in (SAMPLES_JSONL, SAMPLES_PARQUET, SUMMARY_JSON)]
-    refuse_overwrites({"out_dir": written}, {"source": _source_files(source)})
-    refuse_writing_into("out_dir", out_dir, {"source": _source_files(source)})
+    read = {"source": _source_files(source)} if source is not None else _data_read(benchmark)
+    refuse_overwrites({"out_dir": written}, read)
+    refuse_writing_into("out_dir", out_dir, read)
     with data_checks(allow_modified_data) as modified:
         expansion = get_benchmark(benchmark).expand_source(source, **options)
     if not expansion.samples:
@@ -82,6 +83,13 @@ def expand_to_dir(
         summary["warnings"] = [*summary.get("warnings", []), *modified_data_warnings(modified)]
     write_json(Path(out_dir) / SUMMARY_JSON, summary)
     return summary
+
+
+def _data_read(benchmark: str) -> dict[str, Path]:
+    """The pinned data a benchmark expanded with no source reads from the data dir (as an
+    expansion finds it, never downloading), each described by where it was found."""
+    found = {data.name: locate_data(data) for data in get_benchmark(benchmark).pinned_data}
+    return {f"the {name} data found in {at[0]}": at[1] for name, at in found.items() if at is not None}
 
 
 def _source_files(source: str | Path | None) -> list[Path]:

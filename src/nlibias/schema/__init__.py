@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nlibias.textio.text_door import enter_text
+from nlibias.textio.text_door import enter_text, is_plain
 
 Label = Literal["entailment", "neutral", "contradiction"]
 Stereotype = Literal["pro", "anti"]
@@ -59,7 +59,7 @@ class Sample:
         # holds the texts a file's sample would; readers pass their texts first, naming the line
         for name in ("premise", "hypothesis"):
             value = getattr(self, name)
-            if type(value) is str and not value.isascii():
+            if type(value) is str and not is_plain(value):
                 where = f"sample {self.id!r} {name}"
                 object.__setattr__(self, name, enter_text(value, where, stacklevel=4))
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import SourceError
-from nlibias.textio.text_door import enter_text
+from nlibias.textio.text_door import enter_text, is_plain
 
 _KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*$')
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -83,7 +83,7 @@ def parse_json(
         check_json_text(path, decoded, value, line=line)
     for name in texts if type(value) is dict else ():
         field = value.get(name)
-        if type(field) is str and not field.isascii():
+        if type(field) is str and not is_plain(field):
             value[name] = enter_text(field, f"{path}:{line or 1} ({name})", stacklevel=3)
     return value
 

@@ -1,5 +1,7 @@
 """The door text enters through: NFC, a leading byte-order mark dropped, format characters
-(Unicode Cf) removed with a warning; compatibility forms are kept (matching reads them via :func:`fold`).
+(Unicode Cf) removed with a warning, a control character (Unicode Cc other than a tab or a line
+break: NUL, ESC, ...) refused, as it marks a damaged or binary file, not text; compatibility forms
+are kept (matching reads them via :func:`fold`).
 
 >>> enter_text("\ufeffHe\u0301le\u0300ne", "names.tsv:1")
 'Hélène'
@@ -19,19 +21,76 @@ import warnings
 from collections import Counter
 from functools import lru_cache
 
+from nlibias.errors import SourceError
+
 BOM = "\ufeff"
+_LAYOUT = frozenset("\t\n\r")
+CONTROL_FIX = "the file is damaged or not text: restore it, or remove the character"
 
 
 class FormatCharactersWarning(UserWarning):
     """Invisible format characters (Unicode Cf) were removed from a text."""
 
 
+def is_plain(text: str) -> bool:
+    """Whether ``text`` passes the door unchanged at a glance (printable ASCII): callers skip it.
+
+    >>> is_plain("He is."), is_plain("He\\x00 is."), is_plain("Hé")
+    (True, False, False)
+    """
+    return text.isascii() and text.isprintable()
+
+
+def control_character(text: str) -> str | None:
+    """Why ``text`` is refused at the door: the first control character (not a tab or a line
+    break), named with its position; None when it has none.
+
+    >>> control_character("abn\\x00ormal")
+    'holds the control character U+0000 (NUL) at character 4'
+    >>> control_character("two\\tcells\\n") is None
+    True
+    """
+    at = _first_control(text)
+    if at is None:
+        return None
+    code = ord(text[at])
+    name = _CONTROL_NAMES.get(code) or f"{'C0' if code < 0x80 else 'C1'} control"
+    return f"holds the control character U+{code:04X} ({name}) at character {at + 1}"
+
+
+def _first_control(text: str) -> int | None:
+    if text.isprintable():
+        return None
+    return next((i for i, c in enumerate(text) if unicodedata.category(c) == "Cc" and c not in _LAYOUT), None)
+
+
+_CONTROL_NAMES = {
+    0: "NUL",
+    0x1B: "ESC",
+    0x7F: "DEL",
+    0x08: "BACKSPACE",
+    0x0C: "FORM FEED",
+    0x0B: "VERTICAL TAB",
+}
+
+
 def enter_text(text: str, where: str, *, lines: bool = False, stacklevel: int = 2) -> str:
-    """``text`` through the door, the warning naming ``where`` (``lines``: and the line in it)."""
-    if text.isascii():
+    """``text`` through the door, the warning naming ``where`` (``lines``: and the line in it); a
+    control character refused (a SourceError naming ``where``).
+
+    >>> enter_text("abn\\x00ormal", "x.csv:2 (hypothesis)")
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: x.csv:2 (hypothesis): holds the control character U+0000 (NUL) at character 4 (the file is damaged or not text: restore it, or remove the character)
+    """
+    if is_plain(text):
         return text
     if text.startswith(BOM):
         text = text[1:]
+    control = control_character(text)
+    if control is not None:
+        at = _first_control(text) or 0
+        where += f":{text.count(chr(10), 0, at) + 1}" if lines else ""
+        raise SourceError(where, None, control, fix=CONTROL_FIX)
     if not text.isprintable():  # a format character is not printable
         text = _remove_format(text, where, lines, stacklevel + 1)
     if not unicodedata.is_normalized("NFC", text):
