@@ -95,10 +95,6 @@ KNOWN: dict[str, str] = {
         "traceback: nlibias.expand('wq-nli', FOLDER) where FOLDER lacks winoqueer_nli.csv raises a bare "
         "FileNotFoundError instead of a DataError naming the folder and the file it looked for"
     ),
-    "s28-empty/cli-score-every-answer-unparsed": (
-        "exit 0: predictions whose every label is null (136 unparsed answers) are scored as fine: every "
-        "measure has n 0 and the run is written without a warning or refusal (zero judgements)"
-    ),
     "s28-env/cli-device-unknown": (
         "exit 2: NLIBIAS_DEVICE=tpu is reported as 'unknown device (option --device)': the variable the user "
         "set is not named, an option they did not give is"

@@ -132,6 +132,42 @@ def test_score_hand_worked(tmp_path: Path, small_samples: Path) -> None:
         assert name in overall["ci"]
 
 
+def test_a_model_none_of_whose_answers_is_read_is_refused_and_one_read_answer_is_scored(
+    tmp_path: Path, small_samples: Path
+) -> None:
+    ids = [s["id"] for s in map(json.loads, small_samples.read_text().splitlines())]
+    rows = [
+        {"id": i, "model": m, "label": "neutral" if m == "read" else None} for m in ("read", "g") for i in ids
+    ]
+    preds = _write_predictions(tmp_path / "p.jsonl", rows)
+    args = ["score", "--samples", str(small_samples), "--predictions", str(preds), "--bootstrap", "0"]
+    refused = runner.invoke(app, [*args, "--out", str(tmp_path / "refused")])
+    assert refused.exit_code == 2 and not (tmp_path / "refused" / "metrics.json").exists()
+    assert f"{preds}: model 'g': none of its 7 answers is one the measures read" in refused.output
+    rows[-1]["label"] = "entailment"  # one answer read (the test sample's): scored, the rest counted unread
+    _write_predictions(preds, rows)
+    scored = runner.invoke(app, [*args, "--out", str(tmp_path / "o")])
+    assert scored.exit_code == 0, scored.output
+    overall = json.loads((tmp_path / "o" / "metrics.json").read_text())["models"]["g"]["overall"]
+    assert (overall["n"], overall["n_test"], overall["test_accuracy"]) == (0, 1, 100.0)
+
+
+def test_measures_without_units_read_a_label_probabilities_or_a_number() -> None:
+    import numpy as np
+
+    from nlibias.benchmarks.base import Measures
+    from nlibias.schema.outputs import ModelOutputs
+
+    measures = Measures(score=lambda *a, **k: {}, tables=lambda models: "")
+    nothing = ModelOutputs("generative", np.full((2, 3), np.nan), np.array([-1, -1], dtype=np.int8))
+    assert not measures.reads_any(None, nothing, model="m")  # type: ignore[arg-type]
+    labelled = ModelOutputs("generative", nothing.probs, np.array([-1, 1], dtype=np.int8))
+    counted = ModelOutputs(
+        "generative", nothing.probs, nothing.labels, values={"choice": np.array([np.nan, 2.0])}
+    )
+    assert measures.reads_any(None, labelled, model="m") and measures.reads_any(None, counted, model="m")  # type: ignore[arg-type]
+
+
 def _naive_bbnli(samples: list[dict], labels: dict[str, str]) -> dict[str, float]:
     """Independent computation of DESIGN's definitions (plain loops, no shared code)."""
     bias = [s for s in samples if s["stereotype"]]

@@ -46,6 +46,11 @@ class ModelOutputs:
             return bool(np.isfinite(self.values[name]).any())
         return name in self.strings and any(s is not None for s in self.strings[name])
 
+    def holds_any(self) -> bool:
+        """Whether some sample has a label, probabilities or a recorded number."""
+        found = self.label_codes() != NO_LABEL
+        return bool(found.any() or any(np.isfinite(column).any() for column in self.values.values()))
+
     def label_codes(self) -> np.ndarray:
         """The label code of every sample: the recorded one, else the most probable (-1: none)."""
         if self.labels is not None:
