@@ -95,14 +95,6 @@ KNOWN: dict[str, str] = {
         "traceback: nlibias.expand('wq-nli', FOLDER) where FOLDER lacks winoqueer_nli.csv raises a bare "
         "FileNotFoundError instead of a DataError naming the folder and the file it looked for"
     ),
-    "s28-env/cli-device-unknown": (
-        "exit 2: NLIBIAS_DEVICE=tpu is reported as 'unknown device (option --device)': the variable the user "
-        "set is not named, an option they did not give is"
-    ),
-    "s28-env/cli-device-unknown-doctor": (
-        "exit 2: `doctor` with NLIBIAS_DEVICE=gpu0 blames option --device (doctor has no such option); the "
-        "variable is not named"
-    ),
     "s28-env/cli-model-cache-a-file": (
         "exit 0: `doctor` lists NLIBIAS_MODEL_CACHE pointing at a regular file as 'converted GGUF models: "
         "FILE (set by NLIBIAS_MODEL_CACHE) 2 B' with no warning that it is not a folder"
