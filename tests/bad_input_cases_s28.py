@@ -95,10 +95,6 @@ KNOWN: dict[str, str] = {
         "traceback: nlibias.expand('wq-nli', FOLDER) where FOLDER lacks winoqueer_nli.csv raises a bare "
         "FileNotFoundError instead of a DataError naming the folder and the file it looked for"
     ),
-    "s28-env/cli-model-cache-a-file": (
-        "exit 0: `doctor` lists NLIBIAS_MODEL_CACHE pointing at a regular file as 'converted GGUF models: "
-        "FILE (set by NLIBIAS_MODEL_CACHE) 2 B' with no warning that it is not a folder"
-    ),
     "s28-plugins/cli-expand-plug-in-named-like-a-built-in-source": (
         "exit 0: a plug-in benchmark named 'wq-nli' (an entry point) is silently ignored: the built-in is "
         "expanded, no warning, nothing in the plug-in errors (two benchmarks with one name are not refused)"
