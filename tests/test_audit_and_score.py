@@ -143,7 +143,7 @@ def test_a_model_none_of_whose_answers_is_read_is_refused_and_one_read_answer_is
     args = ["score", "--samples", str(small_samples), "--predictions", str(preds), "--bootstrap", "0"]
     refused = runner.invoke(app, [*args, "--out", str(tmp_path / "refused")])
     assert refused.exit_code == 2 and not (tmp_path / "refused" / "metrics.json").exists()
-    assert f"{preds}: model 'g': none of its 7 answers is one the measures read" in refused.output
+    assert f"{preds}: model 'g': none of its 7 answers was read" in refused.output
     rows[-1]["label"] = "entailment"  # one answer read (the test sample's): scored, the rest counted unread
     _write_predictions(preds, rows)
     scored = runner.invoke(app, [*args, "--out", str(tmp_path / "o")])
@@ -152,20 +152,22 @@ def test_a_model_none_of_whose_answers_is_read_is_refused_and_one_read_answer_is
     assert (overall["n"], overall["n_test"], overall["test_accuracy"]) == (0, 1, 100.0)
 
 
-def test_measures_without_units_read_a_label_probabilities_or_a_number() -> None:
+def test_an_answer_is_a_label_probabilities_or_the_numbers_its_kind_answers_with() -> None:
     import numpy as np
 
-    from nlibias.benchmarks.base import Measures
     from nlibias.schema.outputs import ModelOutputs
 
-    measures = Measures(score=lambda *a, **k: {}, tables=lambda models: "")
-    nothing = ModelOutputs("generative", np.full((2, 3), np.nan), np.array([-1, -1], dtype=np.int8))
-    assert not measures.reads_any(None, nothing, model="m")  # type: ignore[arg-type]
-    labelled = ModelOutputs("generative", nothing.probs, np.array([-1, 1], dtype=np.int8))
-    counted = ModelOutputs(
-        "generative", nothing.probs, nothing.labels, values={"choice": np.array([np.nan, 2.0])}
-    )
-    assert measures.reads_any(None, labelled, model="m") and measures.reads_any(None, counted, model="m")  # type: ignore[arg-type]
+    none, nan = np.array([-1, -1], dtype=np.int8), np.full((2, 3), np.nan)
+    probs = np.array([[np.nan] * 3, [0.2, 0.5, 0.3]])
+    assert ModelOutputs("classifier", nan, none).answered().tolist() == [False, False]
+    assert ModelOutputs("classifier", probs, none).answered().tolist() == [False, True]
+    assert ModelOutputs("generative", nan, np.array([-1, 0], dtype=np.int8)).answered().tolist() == [
+        False,
+        True,
+    ]
+    choice = {"choice": np.array([np.nan, 2.0]), "answer_mass": np.array([0.0, 0.0])}  # a mass is no answer
+    assert ModelOutputs("generative", nan, none, values=choice).answered().tolist() == [False, True]
+    assert ModelOutputs("classifier", nan, none, values=choice).answered().tolist() == [False, False]
 
 
 def _naive_bbnli(samples: list[dict], labels: dict[str, str]) -> dict[str, float]:

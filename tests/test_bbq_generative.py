@@ -80,7 +80,7 @@ def test_generated_answers_are_read_as_options_and_unmatched_ones_counted(bbq_ru
     assert (overall["n"], overall["n_unparsed"], overall["bbq_s_amb"]) == (4, 4, None)
     assert {p.extra["answer_status"] for p in run.predictions} == {"unmatched"}
     # an audit of it is refused: none of its answers is read, every measure would be empty
-    with pytest.raises(DataError, match="none of its 4 answers is one the measures read") as caught:
+    with pytest.raises(DataError, match="none of its 4 answers was read") as caught:
         nlibias.audit(bbq_run, generative="fake:g", prompts="race", mode="generated", cache=False,
                       bootstrap=0, progress=False)  # fmt: skip
     assert caught.value.model == "g|prompt=race|generated"

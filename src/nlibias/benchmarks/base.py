@@ -104,14 +104,6 @@ class Measures:
             )
         return units
 
-    def reads_any(self, columns: SampleColumns, outputs: ModelOutputs, *, model: str) -> bool:
-        """Whether these measures read some answer of ``outputs``: a resampling unit holds one
-        (:attr:`units`, the count the gate reads), or without units some sample has a label,
-        probabilities or a recorded number."""
-        if self.units is None:
-            return outputs.holds_any()
-        return self.units(columns, outputs, model).readable() > 0
-
 
 @dataclass(frozen=True)
 class Extra:

@@ -239,7 +239,7 @@ def score_models(
     for model, kind, found in outputs:
         measures = benchmark.measures[kind]
         models[model] = measures.score(columns, found, model=model, bootstrap=bootstrap, seed=seed)
-        if not measures.reads_any(columns, found, model=model):
+        if not found.answered().any():
             raise _nothing_read(model, len(found), source)
         kinds[model] = kind
         if benchmark.extras:
@@ -250,8 +250,8 @@ def score_models(
 def _nothing_read(model: str, n_answers: int, source: str | Path | None) -> NlibiasError:
     """The refusal of a model whose every answer is unreadable: its measures would all be empty."""
     reason = (
-        f"model {model!r}: none of its {n_answers} answers is one the measures read ({n_answers} "
-        "unreadable: no label, chosen option or sentence score), so every measure would be empty"
+        f"model {model!r}: none of its {n_answers} answers was read (all {n_answers} have no label, "
+        "chosen option or sentence scores), so every measure would be empty"
     )
     if source is not None:
         fix = "give the model's answers as labels, chosen options or sentence scores, or leave the model out"
