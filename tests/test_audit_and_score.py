@@ -168,6 +168,8 @@ def test_an_answer_is_a_label_probabilities_or_the_numbers_its_kind_answers_with
     choice = {"choice": np.array([np.nan, 2.0]), "answer_mass": np.array([0.0, 0.0])}  # a mass is no answer
     assert ModelOutputs("generative", nan, none, values=choice).answered().tolist() == [False, True]
     assert ModelOutputs("classifier", nan, none, values=choice).answered().tolist() == [False, False]
+    agree = {"p_agree": np.array([0.5, np.nan])}  # a plug-in's kind: any number its rows record
+    assert ModelOutputs("agreement-judge", nan, none, values=agree).answered().tolist() == [True, False]
 
 
 def _naive_bbnli(samples: list[dict], labels: dict[str, str]) -> dict[str, float]:

@@ -24,8 +24,13 @@ from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 from nlibias.schema.columns import ItemSequence
 
 NO_LABEL = -1  # the label code of a row without a label
-ANSWER_VALUES = {"generative": ("choice",), "sentence-logprob": ("score_more", "score_less")}
-"""The numbers a kind's rows answer with besides a label or probabilities (all of them: one answer)."""
+ANSWER_VALUES = {
+    "classifier": (),
+    "generative": ("choice",),
+    "sentence-logprob": ("score_more", "score_less"),
+}
+"""The numbers each of nlibias's kinds answers with besides a label or probabilities (all of them:
+one answer)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,10 +58,14 @@ class ModelOutputs:
 
     def answered(self) -> np.ndarray:
         """Whether each sample's answer was read: a label (or probabilities), or every number of
-        :data:`ANSWER_VALUES` its kind answers with (a chosen option, a sentence pair's scores)."""
+        :data:`ANSWER_VALUES` its kind answers with (a chosen option, a sentence pair's scores); for
+        a kind from outside nlibias (a plug-in's), any number its row records."""
         read = (self.label_codes() != NO_LABEL) | np.isfinite(self.probs).all(axis=1)
-        names = ANSWER_VALUES.get(self.kind, ())
-        if names and all(name in self.values for name in names):
+        names = ANSWER_VALUES.get(self.kind)
+        if names is None:
+            for column in self.values.values():
+                read |= np.isfinite(column)
+        elif names and all(name in self.values for name in names):
             read |= np.logical_and.reduce([np.isfinite(self.values[name]) for name in names])
         return read
 
