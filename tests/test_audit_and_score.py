@@ -132,6 +132,46 @@ def test_score_hand_worked(tmp_path: Path, small_samples: Path) -> None:
         assert name in overall["ci"]
 
 
+def test_a_model_none_of_whose_answers_is_read_is_refused_and_one_read_answer_is_scored(
+    tmp_path: Path, small_samples: Path
+) -> None:
+    ids = [s["id"] for s in map(json.loads, small_samples.read_text().splitlines())]
+    rows = [
+        {"id": i, "model": m, "label": "neutral" if m == "read" else None} for m in ("read", "g") for i in ids
+    ]
+    preds = _write_predictions(tmp_path / "p.jsonl", rows)
+    args = ["score", "--samples", str(small_samples), "--predictions", str(preds), "--bootstrap", "0"]
+    refused = runner.invoke(app, [*args, "--out", str(tmp_path / "refused")])
+    assert refused.exit_code == 2 and not (tmp_path / "refused" / "metrics.json").exists()
+    assert f"{preds}: model 'g': none of its 7 answers was read" in refused.output
+    rows[-1]["label"] = "entailment"  # one answer read (the test sample's): scored, the rest counted unread
+    _write_predictions(preds, rows)
+    scored = runner.invoke(app, [*args, "--out", str(tmp_path / "o")])
+    assert scored.exit_code == 0, scored.output
+    overall = json.loads((tmp_path / "o" / "metrics.json").read_text())["models"]["g"]["overall"]
+    assert (overall["n"], overall["n_test"], overall["test_accuracy"]) == (0, 1, 100.0)
+
+
+def test_an_answer_is_a_label_probabilities_or_the_numbers_its_kind_answers_with() -> None:
+    import numpy as np
+
+    from nlibias.schema.outputs import ModelOutputs
+
+    none, nan = np.array([-1, -1], dtype=np.int8), np.full((2, 3), np.nan)
+    probs = np.array([[np.nan] * 3, [0.2, 0.5, 0.3]])
+    assert ModelOutputs("classifier", nan, none).answered().tolist() == [False, False]
+    assert ModelOutputs("classifier", probs, none).answered().tolist() == [False, True]
+    assert ModelOutputs("generative", nan, np.array([-1, 0], dtype=np.int8)).answered().tolist() == [
+        False,
+        True,
+    ]
+    choice = {"choice": np.array([np.nan, 2.0]), "answer_mass": np.array([0.0, 0.0])}  # a mass is no answer
+    assert ModelOutputs("generative", nan, none, values=choice).answered().tolist() == [False, True]
+    assert ModelOutputs("classifier", nan, none, values=choice).answered().tolist() == [False, False]
+    agree = {"p_agree": np.array([0.5, np.nan])}  # a plug-in's kind: any number its rows record
+    assert ModelOutputs("agreement-judge", nan, none, values=agree).answered().tolist() == [True, False]
+
+
 def _naive_bbnli(samples: list[dict], labels: dict[str, str]) -> dict[str, float]:
     """Independent computation of DESIGN's definitions (plain loops, no shared code)."""
     bias = [s for s in samples if s["stereotype"]]

@@ -148,6 +148,15 @@ def test_a_prediction_cache_no_audit_can_open_is_a_problem_naming_nlibias_cache(
     ) in text.output
     monkeypatch.setenv("NLIBIAS_CACHE", str(isolated / "new.sqlite"))
     assert all(c["problem"] is None for c in environment_report(device=False)["caches"])
+    # a folder cache (NLIBIAS_MODEL_CACHE) pointing at a file: the same check, the other way round
+    (isolated / "gguf-file").write_text("x")
+    monkeypatch.setenv("NLIBIAS_MODEL_CACHE", str(isolated / "gguf-file"))
+    text = CliRunner().invoke(app, ["doctor"])
+    assert text.exit_code == 0, text.output
+    assert (
+        f"warning: the converted GGUF models cache {isolated / 'gguf-file'} is a file, not a folder: nothing "
+        "can be kept in it; point NLIBIAS_MODEL_CACHE at a folder (a new one is created), or unset it"
+    ) in text.output
 
 
 def test_a_broken_plug_in_does_not_hide_the_plug_ins_after_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -375,6 +375,13 @@ def test_device_and_dtype_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NLIBIAS_DEVICE", "cpu")  # "auto" kept on the CPU on a GPU machine
     assert choose_device(None) == choose_device("auto") == "cpu"
     assert choose_device("cuda") == "cuda"  # a device asked for by name wins
+    monkeypatch.setenv("NLIBIAS_DEVICE", "tpu")  # a refused value of the variable names it, not device
+    with pytest.raises(ConfigError, match="NLIBIAS_DEVICE is 'tpu', an unknown device") as caught:
+        choose_device(None)
+    assert caught.value.parameter == "NLIBIAS_DEVICE"
+    with pytest.raises(ConfigError, match="device is 'tpu', an unknown device") as caught:
+        choose_device("tpu")
+    assert caught.value.parameter == "device"
     # auto is the checkpoint's own dtype (float32 without a config), on a GPU too
     # (tests/test_dtype_default.py)
     assert choose_dtype("cpu", None) == choose_dtype("cuda", "auto") == torch.float32

@@ -93,10 +93,12 @@ def cli(args: list[str]) -> tuple[int, str]:
 
 
 def test_a_plug_in_that_fails_to_load_is_one_warning_and_stops_no_other_command(
-    plugins: Callable[..., None], tmp_path: Path
+    plugins: Callable[..., None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plugins(Entry("broken", ModuleNotFoundError("No module named 'broken_pkg'"), "nlibias-broken"))
-    assert cli(["expand", "occupations", "--out", str(tmp_path / "occ")])[0] == 0
+    code, output = cli(["expand", "occupations", "--out", str(tmp_path / "occ")])
+    assert code == 0 and output.count("warning: entry point 'broken'") == 1, output  # a look-up loads them
+    monkeypatch.setattr(registry, "_entry_points_loaded", False)  # the next command: a new process
     code, output = cli(["audit", "--samples", str(tmp_path / "occ"), "--out", str(tmp_path / "run"),
                         "--model", "fake:a", "--bootstrap", "0", "--no-cache"])  # fmt: skip
     assert code == 0, output  # a command that does not use it goes on, warned once
@@ -178,3 +180,19 @@ def test_a_plug_in_taking_another_plug_ins_name_names_that_plug_in(plugins: Call
     with pytest.warns(PluginWarning, match=r"plug-in 'second'.*its name 'same' belongs to plug-in 'first'"):
         registry.load_plugins()
     assert registry.get_benchmark("same").description == "the same plug-in"
+
+
+def test_a_plug_in_named_like_a_built_in_is_warned_of_when_the_built_in_is_looked_up(
+    plugins: Callable[..., None],
+) -> None:
+    """Before: a look-up that found the built-in never loaded the plug-ins, so the clash was silent."""
+    plugins(Entry("lean", benchmark("wq-nli"), "nlibias-lean"))
+    with pytest.warns(PluginWarning) as caught:
+        found = registry.get_benchmark("wq-nli")
+    assert found.name == "wq-nli" and found.description != "the wq-nli plug-in"  # the built-in
+    [message] = [str(w.message) for w in caught]
+    assert (
+        "distribution nlibias-lean 1.0" in message
+        and "its name 'wq-nli' belongs to nlibias's built-in" in message
+    )
+    assert registry.plugin_problems() == message

@@ -206,7 +206,9 @@ def allow_modified_data() -> bool:
         return False
     if value in {"1", "true", "yes", "on"}:
         return True
-    raise ConfigError(f"{ALLOW_ENV} is {value!r}; set it to 1 (use modified data) or 0", parameter=ALLOW_ENV)
+    raise ConfigError(
+        f"{{{ALLOW_ENV}}} is {value!r}; set it to 1 (use modified data) or 0", parameter=ALLOW_ENV
+    )
 
 
 @contextmanager

@@ -41,11 +41,16 @@ ENTRY_POINT_GROUP = "nlibias.benchmarks"
 
 
 class _Table(dict[str, Benchmark]):
-    """Benchmarks by name or by sample source; a missing key loads the plug-ins, then is refused."""
+    """Benchmarks by name or by sample source; a look-up loads the plug-ins first (one that clashes
+    with the benchmark found is warned of, whatever is looked up), a missing key is refused."""
 
     def __init__(self, kind: str, fix: str, refusal: Callable[[str], Exception]) -> None:
         super().__init__()
         self.kind, self.fix, self.refusal = kind, fix, refusal
+
+    def __getitem__(self, key: str) -> Benchmark:
+        load_plugins()
+        return super().__getitem__(key)
 
     def __missing__(self, key: str) -> Benchmark:
         found = _find(self, key, self.kind, self.fix)
@@ -187,8 +192,7 @@ def benchmarks() -> list[Benchmark]:
 
 
 def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchmark | str:
-    if key not in table:
-        load_plugins()
+    load_plugins()
     if key in table:
         return table[key]
     if key in _PLUGIN_ERRORS:

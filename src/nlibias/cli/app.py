@@ -278,11 +278,11 @@ _ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS", "candidate": "CANDIDATE", "ru
 _NOT_OPTIONS = frozenset(
     """api api_key_env arch augment_options base_url chunk_pairs expand finetune_options fingerprint
     kind label max_batch_size measures name_or_path num_cpus options overrides predictors round_
-    sentence_pairs sources spec summary_table tables target use_chat_template vocab_size
-    NLIBIAS_ALLOW_MODIFIED_DATA""".split()  # noqa: SIM905 (a list of names reads better as text)
+    sentence_pairs sources spec summary_table tables target use_chat_template vocab_size""".split()  # noqa: SIM905 (a list of names reads better as text)
 )
 """Library parameters no command takes (the Python API's, plug-ins', backends' own; for api_key_env
-the command line reads $OPENAI_API_KEY), and an environment variable: messages name their value."""
+the command line reads $OPENAI_API_KEY): messages name their value. An environment variable at
+fault (upper case: ``NLIBIAS_DEVICE``) is named as it is, never by an option (:func:`_on_command_line`)."""
 
 _OS_REASONS = {
     errno.EACCES: (
@@ -338,6 +338,8 @@ def message_of(error: NlibiasError, command: Any = None) -> str:
     'r/x.jsonl: damaged (rerun (option --from))'
     >>> message_of(FileAccessError("/runs/m", "no space left", parameter="out_dir"))
     '/runs/m: no space left (option --out)'
+    >>> message_of(ConfigError("unknown device 'tpu'", parameter="NLIBIAS_DEVICE"))  # from the environment
+    "unknown device 'tpu' (NLIBIAS_DEVICE)"
     """
     text = error.render(
         lambda name: _on_command_line(name, command) or name,
@@ -356,6 +358,8 @@ def _on_command_line(parameter: str, command: Any = None, *, referred: bool = Fa
     argument's name."""
     if parameter in _NOT_OPTIONS:
         return None
+    if parameter.isupper():  # an environment variable the value came from: named as it is
+        return parameter
     if parameter in _ARGUMENTS:
         return f"argument {_ARGUMENTS[parameter]}" if referred else None
     flag = flag_of(parameter, command)

@@ -173,13 +173,11 @@ def _caches() -> list[CacheInfo]:
     predictions = default_cache_path()
     wal_files = [predictions, *(predictions.with_name(predictions.name + s) for s in ("-wal", "-shm"))]
     wheels = str(env_path("NLIBIAS_WHEELS") or Path(user_cache_dir("nlibias")) / "wheels")
-    problem = cache_problem(predictions)
-    if problem is not None:
-        unset = ", or unset it" if os.environ.get("NLIBIAS_CACHE") else ", or move it aside"
-        problem += f"; point NLIBIAS_CACHE at a file (a new one is created){unset}"
     return [
         _cache("user cache (everything below)", Path(user_cache_dir("nlibias")), None),
-        _cache("predictions", predictions, "NLIBIAS_CACHE", files=wal_files, problem=problem),
+        _cache(
+            "predictions", predictions, "NLIBIAS_CACHE", files=wal_files, problem=cache_problem(predictions)
+        ),
         _cache("converted GGUF models", converted_models_dir(), "NLIBIAS_MODEL_CACHE"),
         _cache("downloaded benchmark data", user_data_dir(), None),
         _cache("built wheels (scripts/setup.sh)", Path(wheels), "NLIBIAS_WHEELS"),
@@ -194,8 +192,16 @@ def _cache(
     files: list[Path] | None = None,
     problem: str | None = None,
 ) -> CacheInfo:
+    """One cache: a file (``files``: it and its companions, ``problem`` its own check) or a folder,
+    which a file in its place makes unusable; a problem says how to fix it (the variable, if set)."""
     size = sum(_size(p) for p in files) if files is not None else _size(path)
     set_by = variable if variable and os.environ.get(variable) else None
+    if files is None and path.exists() and not path.is_dir():
+        problem = "a file, not a folder: nothing can be kept in it"
+    if problem is not None:
+        kind = "a file (a new one is created)" if files is not None else "a folder (a new one is created)"
+        aside = ", or unset it" if set_by else ", or move it aside"
+        problem += f"; point {variable} at {kind}{aside}" if variable else "; move it aside"
     return CacheInfo(
         name=name, path=str(path), exists=path.exists(), bytes=size, set_by=set_by, problem=problem
     )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from nlibias.benchmarks.base import Benchmark
 from nlibias.catalog.registry import benchmark_for_source, load_plugins
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, DataError, NlibiasError, SourceError
 from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
 from nlibias.io.overwrites import file_identity, refuse_overwrites
 from nlibias.io.predictions import PREDICTIONS_JSONL, predictions_file, write_predictions
@@ -229,18 +229,35 @@ def score_models(
     *,
     bootstrap: int,
     seed: int,
+    source: str | Path | None = None,
 ) -> MetricsDocument:
     """The one scoring of audits and scorings: each ``(model, kind, outputs)``, taken one at a time,
     by its kind's measures (the outputs kept only for the benchmark's analyses across models), as
-    :func:`scored_metrics`' document."""
+    :func:`scored_metrics`' document; a model none of whose answers the measures read is refused
+    (naming ``source``, the predictions file, when given)."""
     models, kinds, held = {}, {}, {}
     for model, kind, found in outputs:
         measures = benchmark.measures[kind]
         models[model] = measures.score(columns, found, model=model, bootstrap=bootstrap, seed=seed)
+        if not found.answered().any():
+            raise _nothing_read(model, len(found), source)
         kinds[model] = kind
         if benchmark.extras:
             held[model] = found
     return scored_metrics(benchmark, columns, models, kinds, held, bootstrap=bootstrap, seed=seed)
+
+
+def _nothing_read(model: str, n_answers: int, source: str | Path | None) -> NlibiasError:
+    """The refusal of a model whose every answer is unreadable: its measures would all be empty."""
+    reason = (
+        f"model {model!r}: none of its {n_answers} answers was read (all {n_answers} have no label, "
+        "chosen option or sentence scores), so every measure would be empty"
+    )
+    if source is not None:
+        fix = "give the model's answers as labels, chosen options or sentence scores, or leave the model out"
+        return SourceError(source, None, reason, fix=fix)
+    fix = "check the model's outputs (a generative LM: its prompt's answer words, or scored answers)"
+    return DataError(reason, model=model, fix=fix)
 
 
 def write_outputs(

@@ -227,8 +227,10 @@ def score_files(
         _check_kinds(predictions_path, arrays, benchmark)
         records = _rows_as_records(predictions_path, arrays, id_positions)
         del id_positions  # not needed while scoring (which is where the peak is)
-        metrics = _score_arrays(benchmark, columns, arrays, records, bootstrap=bootstrap, seed=seed)
         name = str(predictions_name or predictions_path)
+        metrics = _score_arrays(
+            benchmark, columns, arrays, records, bootstrap=bootstrap, seed=seed, source=name
+        )
         metrics["run"] = run_info(
             samples.path, predictions=name, samples_scored=metrics["n_samples"], samples_given=len(columns)
         )
@@ -294,8 +296,10 @@ def _score_arrays(
     *,
     bootstrap: int,
     seed: int,
+    source: str,
 ) -> MetricsDocument:
-    """``metrics.json`` (without ``run``) for the samples that some model predicted."""
+    """``metrics.json`` (without ``run``) for the samples that some model predicted (``source``:
+    the predictions file a refusal names)."""
     positions = _predicted_positions(arrays, len(columns))
     every_sample = len(positions) == len(columns)
     scored = columns if every_sample else columns.take(positions)
@@ -314,7 +318,7 @@ def _score_arrays(
             else:  # every predicted position has a row
                 yield model, kind, ModelOutputs.of_predictions(read, kind).take(positions)
 
-    return score_models(benchmark, scored, outputs(), bootstrap=bootstrap, seed=seed)
+    return score_models(benchmark, scored, outputs(), bootstrap=bootstrap, seed=seed, source=source)
 
 
 ROW_CHECKS: dict[str, Callable[[Path, int, Prediction], None]] = {"sentence-logprob": _check_sentence_scores}

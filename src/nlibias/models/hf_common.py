@@ -136,9 +136,13 @@ def is_commit_hash(revision: str | None) -> bool:
     return revision is not None and _COMMIT.match(revision) is not None
 
 
+DEVICE_ENV = "NLIBIAS_DEVICE"
+"""The environment variable of the default device (a refusal of its value names it)."""
+
+
 def choose_device(device: str | None = None) -> str:
-    """``device`` if given (checked), else ``$NLIBIAS_DEVICE`` if set, else ``cuda`` when
-    available, else ``cpu``.
+    """``device`` if given (checked), else ``$NLIBIAS_DEVICE`` if set (checked, a refusal naming
+    the variable), else ``cuda`` when available, else ``cpu``.
 
     >>> choose_device("cpu")
     'cpu'
@@ -146,10 +150,18 @@ def choose_device(device: str | None = None) -> str:
     import torch
 
     if device is None or device == "auto":
-        forced = os.environ.get("NLIBIAS_DEVICE", "").strip()
+        forced = os.environ.get(DEVICE_ENV, "").strip()
         if forced and forced != "auto":
-            return choose_device(forced)
+            return _checked_device(forced, DEVICE_ENV)
         return "cuda" if torch.cuda.is_available() else "cpu"
+    return _checked_device(device, "device")
+
+
+def _checked_device(device: str, parameter: str) -> str:
+    """``device`` if torch knows it and it is present; refused naming ``parameter`` (the
+    keyword, or the environment variable the value came from)."""
+    import torch
+
     kind = device.split(":")[0]
     problem = None
     if kind == "cuda" and not torch.cuda.is_available():
@@ -161,12 +173,13 @@ def choose_device(device: str | None = None) -> str:
     except (RuntimeError, TypeError):
         problem = problem or "unknown"
     if problem is not None:
+        cpu = "pass device='cpu'" if parameter == "device" else f"set {{{parameter}}} to cpu or unset it"
         message = (
-            f"unknown device {device!r} (use cpu, cuda, cuda:N or mps)"
+            f"{{{parameter}}} is {device!r}, an unknown device (use cpu, cuda, cuda:N or mps)"
             if problem == "unknown"
-            else f"{{device}} {device!r} was asked for but torch {problem} pass device='cpu')"
+            else f"{{{parameter}}} {device!r} was asked for but torch {problem} {cpu})"
         )
-        raise ConfigError(message, parameter="device")
+        raise ConfigError(message, parameter=parameter)
     return device
 
 

@@ -6,6 +6,9 @@ bootstrap draws).
 >>> units = RunUnits((np.array([[1.0], [0.0]]),), lambda totals: {"x": totals[:, 0]}, np.zeros(2, int))
 >>> len(units), units.readable()
 (2, 1)
+>>> scores = {"score_more": np.array([-2.0, np.nan]), "score_less": np.array([-3.0, -1.0])}
+>>> ModelOutputs("sentence-logprob", np.full((2, 3), np.nan), values=scores).answered().tolist()
+[True, False]
 """
 
 from __future__ import annotations
@@ -21,6 +24,13 @@ from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 from nlibias.schema.columns import ItemSequence
 
 NO_LABEL = -1  # the label code of a row without a label
+ANSWER_VALUES = {
+    "classifier": (),
+    "generative": ("choice",),
+    "sentence-logprob": ("score_more", "score_less"),
+}
+"""The numbers each of nlibias's kinds answers with besides a label or probabilities (all of them:
+one answer)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,6 +55,19 @@ class ModelOutputs:
         if name in self.values:
             return bool(np.isfinite(self.values[name]).any())
         return name in self.strings and any(s is not None for s in self.strings[name])
+
+    def answered(self) -> np.ndarray:
+        """Whether each sample's answer was read: a label (or probabilities), or every number of
+        :data:`ANSWER_VALUES` its kind answers with (a chosen option, a sentence pair's scores); for
+        a kind from outside nlibias (a plug-in's), any number its row records."""
+        read = (self.label_codes() != NO_LABEL) | np.isfinite(self.probs).all(axis=1)
+        names = ANSWER_VALUES.get(self.kind)
+        if names is None:
+            for column in self.values.values():
+                read |= np.isfinite(column)
+        elif names and all(name in self.values for name in names):
+            read |= np.logical_and.reduce([np.isfinite(self.values[name]) for name in names])
+        return read
 
     def label_codes(self) -> np.ndarray:
         """The label code of every sample: the recorded one, else the most probable (-1: none)."""
