@@ -74,7 +74,7 @@ def read_tree(
             tree[rel] = _strip(json.loads(data), fields)
         elif path.suffix == ".jsonl":
             tree[rel] = [_strip(json.loads(line), fields) for line in data.splitlines() if line.strip()]
-        elif path.suffix in (".txt", ".md", ".html", ".yaml", ".csv", ".svg"):
+        elif path.suffix in (".txt", ".md", ".html", ".yaml", ".csv", ".svg", ".xml", ".sh", ".py"):
             text = data.decode("utf-8")
             for pattern in text_patterns:
                 text = re.sub(pattern, "<run field>", text)

@@ -10,12 +10,17 @@ checkpoints, SQLite, a figure) — reruns the same command, and compares the out
 the uninterrupted run's, apart from the run fields of :data:`fault_injection.RUN_FIELDS` (how
 long, when, how much came from the cache).
 
+A command that updates a file or run in place (``explain``, ``export model-index --card``,
+``validate``) gets a fresh copy of it before each run; the annotation database (SQLite, no
+atomic renames: killed after delays only) is compared by its current answers.
+
 ``NLIBIAS_FAULT_KILLS`` sets the kills per command (issue #25 asks for 20: run it so, it takes
 several minutes per command on a 2-core machine); the normal suite makes 2.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import random
@@ -30,11 +35,13 @@ from pathlib import Path
 
 import pytest
 
+from bad_input_corpus import QUEUE_HEADER, QUEUE_ROWS
 from fault_injection import RUN_FIELDS, differences, read_tree
 
 KILLS = int(os.environ.get("NLIBIAS_FAULT_KILLS", "2"))
 SEED = int(os.environ.get("NLIBIAS_FAULT_SEED", "25"))
 NLIBIAS = str(Path(sys.executable).parent / "nlibias")
+JUDGES = (("ana", "pro"), ("bo", "pro"), ("cy", "anti"))
 PREMISES = [
     "The nurse is sitting on a bench.",
     "A carpenter is walking to the store.",
@@ -43,14 +50,30 @@ PREMISES = [
 ]
 
 
+JUNIT_TIMES = (r'(?<= time=)"[0-9.]+"', r'(?<= timestamp=)"[^"]*"', r'(?<= hostname=)"[^"]*"')
+"""How long each JUnit testcase and suite took, when and where: run fields of the gate's XML."""
+REPORT_RUN_FIELDS = (r'(?s)<td data-label="stats">.*?</td>', r"<td>\d{4}-\d\d-\d\dT[0-9:.+-]+</td>")
+"""The report's provenance table: each model's run statistics (RUN_FIELDS) and when the run finished."""
+DEMO = (
+    "import sys; from nlibias.jobs.demo import run_demo; "
+    "run_demo(sys.argv[1], sample_pairs=2, model='fake:smollm2', cache_path=sys.argv[2], bootstrap=40)"
+)
+
+
 @dataclass(frozen=True)
 class Inputs:
     root: Path
-    bbnli: Path  # expanded BBNLI samples (2 subtopics)
+    bbnli: Path  # expanded BBNLI samples
     audit: Path  # an audit run of them (report's input)
     train: Path  # a small NLI training set
     premises: Path
     model: Path  # a tiny NLI classifier that knows the training set's words
+    source: Path  # a BBNLI source folder of 2 subtopics
+    small: Path  # its expansion (282 samples)
+    runs: Path  # audits of it: a (fake:a), a-copy, b (fake:b), generated (fake:g, generated answers)
+    causal: Path  # a tiny causal LM with a chat template (export lm-eval's tokenizer)
+    validation: Path  # a run with validation/queue.csv of 3 hypotheses
+    judged: Path  # 2 annotators' judgements of them
 
 
 @dataclass(frozen=True)
@@ -59,6 +82,15 @@ class Command:
     args: Callable[[Inputs, Path], list[str]]
     """The command line, given the inputs and the work directory (its output goes under it; the
     temporary paths have no spaces, so a command is one string split on spaces)."""
+    setup: Callable[[Inputs, Path], None] | None = None
+    """Puts what the command updates in place (a run, a card) into the work directory before
+    each run."""
+    program: tuple[str, ...] = ()
+    """The program run (default: the ``nlibias`` command)."""
+    view: Callable[[Path], object] | None = None
+    """What is compared, read from the work directory (default: its ``compared`` folder's files)."""
+    renames: bool = True
+    """Whether it writes by atomic renames (fault points); else it is killed after delays only."""
     compared: str = "out"
     """What of the work directory is compared (the cache is not)."""
     fields: frozenset[str] = RUN_FIELDS
@@ -73,12 +105,13 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def _run(args: list[str], **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([NLIBIAS, *args], capture_output=True, text=True, env=_env(**extra), timeout=300)
+def _run(args: list[str], *, program: tuple[str, ...] = (), **extra: str) -> subprocess.CompletedProcess[str]:
+    argv = [*(program or (NLIBIAS,)), *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=_env(**extra), timeout=300)
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
+def inputs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Inputs:
     from nlibias.testing.nli_sets import learnable_nli_rows
     from nlibias.testing.tiny_models import build_tiny_nli_classifier
 
@@ -96,7 +129,39 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
     audit = root / "audit"
     audited = _run(f"audit --samples {bbnli} --model fake:a --out {audit} --no-cache --bootstrap 40".split())
     assert audited.returncode == 0, audited.stderr
-    return Inputs(root, bbnli, audit, train, premises, model)
+    return Inputs(root, bbnli, audit, train, premises, model, *_small_inputs(root, data_dir))
+
+
+def _small_inputs(root: Path, data_dir: Path) -> tuple[Path, ...]:
+    """The inputs of the commands that read runs: a 2-subtopic BBNLI, its audits, a tiny causal LM,
+    a validation queue and its judgements."""
+    from nlibias.models.generative.prompts import PROMPT_STYLES
+    from nlibias.testing.tiny_causal import build_tiny_causal_lm
+
+    source, small, runs = root / "source", root / "small", root / "runs"
+    for subtopic in ("gender/man_is_to_surgeon.json", "religion/muslim_man_to_many_wives.json"):
+        (source / subtopic).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(data_dir / "bbnli" / subtopic, source / subtopic)
+    common = f"--samples {small} --no-cache --quiet --bootstrap"
+    for args in (
+        f"expand bbnli --source {source} --out {small} --quiet",
+        f"audit {common} 40 --model fake:a --out {runs}/a",
+        f"audit {common} 40 --model fake:b --out {runs}/b",
+        f"audit {common} 0 --generative fake:g --prompt true --mode generated --out {runs}/generated",
+    ):
+        done = _run(args.split())
+        assert done.returncode == 0, done.stderr
+    shutil.copytree(runs / "a", runs / "a-copy")
+    texts = [json.loads(line)["hypothesis"] for line in (small / "samples.jsonl").read_text().splitlines()]
+    causal = build_tiny_causal_lm(root / "causal", texts + [s.template for s in PROMPT_STYLES.values()])
+    validation = root / "validation"
+    (validation / "validation").mkdir(parents=True)
+    with (validation / "validation" / "queue.csv").open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, lineterminator="\n").writerows([QUEUE_HEADER, *QUEUE_ROWS])
+    judged = root / "judged.csv"
+    rows = [f"{row[0]},{who},valid,{stereotype}\n" for row in QUEUE_ROWS for who, stereotype in JUDGES]
+    judged.write_text("hypothesis_id,annotator,judgement,stereotype\n" + "".join(rows), encoding="utf-8")
+    return source, small, runs, causal, validation, judged
 
 
 COMMANDS = [
@@ -143,21 +208,106 @@ COMMANDS = [
         ),
     ),
     Command("report", lambda i, w: f"report {i.audit} --out {w}/out/report.html".split()),
+    # the commands that read runs and write beside them (or update a file in place)
+    Command("expand", lambda i, w: f"expand bbnli --source {i.source} --out {w}/out".split()),
+    Command(
+        "gate",
+        lambda i, w: (
+            f"gate {i.runs}/a --baseline {i.runs}/a-copy --junit {w}/out/gate.xml "
+            f"--markdown {w}/out/gate.md".split()
+        ),
+        text_patterns=JUNIT_TIMES,
+    ),
+    Command(
+        "explain",
+        lambda i, w: f"explain {w}/out --judge fake:j --no-cache --bootstrap 40".split(),
+        setup=lambda i, w: _copy(i.runs / "generated", w / "out"),
+        fields=RUN_FIELDS | {"fingerprint", "inputs", "outputs"},
+    ),
+    Command(
+        "export-lm-eval",
+        lambda i, w: f"export lm-eval --samples {i.small} --out {w}/out --model {i.causal}".split(),
+        marks=(pytest.mark.slow,),  # each run loads transformers for the tokenizer: ~4 s
+    ),
+    Command(
+        "export-model-index-card",
+        lambda i, w: f"export model-index {i.runs}/a --card {w}/out/README.md".split(),
+        setup=lambda i, w: _card(w / "out" / "README.md"),
+    ),
+    Command(
+        "validate-import",
+        lambda i, w: f"validate import {w}/out {i.judged}".split(),
+        setup=lambda i, w: _copy(i.validation, w / "out"),
+        view=lambda w: _current_answers(w / "out"),
+        renames=False,  # one SQLite transaction
+    ),
+    Command(
+        "validate-resolve",
+        lambda i, w: f"validate resolve {w}/out --rule majority".split(),
+        setup=lambda i, w: _imported(i, w / "out"),
+        view=lambda w: read_tree(w / "out" / "validation", skip={"annotations.sqlite"}),  # its input
+    ),
+    Command(
+        "report-compare",
+        lambda i, w: f"report {i.runs}/a {i.runs}/b --compare --no-plots --out {w}/out/compare.html".split(),
+    ),
+    Command(
+        "demo",  # the command line's model is the embedded SmolLM2: its job, with a fake of it
+        lambda i, w: [str(w / "out"), str(w / "cache.sqlite")],
+        program=(sys.executable, "-c", DEMO),
+        text_patterns=REPORT_RUN_FIELDS,  # its report.html shows the run's timing and cache counts
+        marks=(pytest.mark.slow,),  # each run expands all of BBNLI and draws the report's figures
+    ),
 ]
 
 
+def _copy(source: Path, target: Path) -> None:
+    shutil.copytree(source, target)
+
+
+def _card(path: Path) -> None:
+    path.parent.mkdir(parents=True)
+    path.write_text("---\nlicense: mit\nmodel_name: org/m\n---\n# m\n\nA model.\n", encoding="utf-8")
+
+
+def _imported(inputs: Inputs, run: Path) -> None:
+    from nlibias.jobs.validation import import_judgements
+
+    shutil.copytree(inputs.validation, run)
+    import_judgements(run, inputs.judged)
+
+
+def _current_answers(run: Path) -> list[dict[str, str]]:
+    """Every annotator's current answers in the run's database (when they were given left out)."""
+    from nlibias.jobs.validation import export
+
+    rows = csv.DictReader(export(run).text.splitlines())
+    return [{k: v for k, v in row.items() if k != "updated_at"} for row in rows]
+
+
 def _snapshot(command: Command, work: Path) -> dict[str, object]:
+    if command.view is not None:
+        return {"view": command.view(work)}
     return read_tree(work / command.compared, fields=command.fields, text_patterns=command.text_patterns)
 
 
-def _kill_at_point(args: list[str], point: str) -> int:
-    return _run(args, NLIBIAS_FAULT_AT=point).returncode
+def _fresh(command: Command, inputs: Inputs, work: Path) -> list[str]:
+    """An empty work directory (with what the command updates in place); the command's arguments."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    if command.setup is not None:
+        command.setup(inputs, work)
+    return command.args(inputs, work)
 
 
-def _kill_after(args: list[str], delay: float) -> int:
-    process = subprocess.Popen(
-        [NLIBIAS, *args], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+def _kill_at_point(command: Command, args: list[str], point: str) -> int:
+    return _run(args, program=command.program, NLIBIAS_FAULT_AT=point).returncode
+
+
+def _kill_after(command: Command, args: list[str], delay: float) -> int:
+    argv = [*(command.program or (NLIBIAS,)), *args]
+    process = subprocess.Popen(argv, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         process.wait(timeout=delay)
     except subprocess.TimeoutExpired:
@@ -172,17 +322,18 @@ def _uninterrupted(
     """The expected output, the fault points' labels in order, and the duration."""
     log = work.parent / "points.log"
     log.unlink(missing_ok=True)
+    args = _fresh(command, inputs, work)
     started = time.perf_counter()
-    clean = _run(command.args(inputs, work), NLIBIAS_FAULT_LOG=str(log))
+    clean = _run(args, program=command.program, NLIBIAS_FAULT_LOG=str(log))
     duration = time.perf_counter() - started
     assert clean.returncode == 0, clean.stderr[-2000:]
-    labels = [line.split("\t", 1)[1] for line in log.read_text().splitlines()]
-    assert len(labels) >= 2, "the command passed no fault point"
+    labels = [line.split("\t", 1)[1] for line in log.read_text().splitlines()] if log.exists() else []
+    assert len(labels) >= 2 or not command.renames, "the command passed no fault point"
     return _snapshot(command, work), labels, duration
 
 
 def _rerun_and_compare(command: Command, args: list[str], work: Path, expected: object, how: str) -> None:
-    rerun = _run(args)
+    rerun = _run(args, program=command.program)
     assert rerun.returncode == 0, f"{command.name} killed {how}: the rerun failed:\n{rerun.stderr[-3000:]}"
     found = differences(expected, _snapshot(command, work))  # type: ignore[arg-type]
     assert found == [], f"{command.name} killed {how}: the rerun's output differs: {found}"
@@ -198,19 +349,18 @@ def test_a_killed_command_reruns_to_the_uninterrupted_output(
     points = rng.sample(range(1, len(labels) + 1), len(labels))  # each point once before any twice
     killed = 0
     for trial in range(KILLS):
-        shutil.rmtree(work)
-        args = command.args(inputs, work)
-        if trial % 2 == 0:
+        args = _fresh(command, inputs, work)
+        if trial % 2 == 0 and points:
             point = points[(trial // 2) % len(points)]
-            code = _kill_at_point(args, str(point))
+            code = _kill_at_point(command, args, str(point))
             how = f"at fault point {point} of {len(labels)} ({labels[point - 1]}; exit {code})"
         else:
             delay = rng.uniform(0.0, duration)
-            code = _kill_after(args, delay)
+            code = _kill_after(command, args, delay)
             how = f"after {delay:.2f} s of {duration:.2f} s (exit {code})"
         killed += code == -signal.SIGKILL
         _rerun_and_compare(command, args, work, expected, how)
-    assert KILLS == 0 or killed >= 1  # the fault-point kills always kill
+    assert KILLS == 0 or killed >= 1 or not points  # the fault-point kills always kill
 
 
 @pytest.mark.parametrize(
@@ -232,7 +382,6 @@ def test_a_kill_at_a_known_point_reruns_to_the_uninterrupted_output(
     work = tmp_path / "work"
     expected, labels, _ = _uninterrupted(command, inputs, work)
     assert label in labels
-    shutil.rmtree(work)
-    args = command.args(inputs, work)
-    assert _kill_at_point(args, label) == -signal.SIGKILL
+    args = _fresh(command, inputs, work)
+    assert _kill_at_point(command, args, label) == -signal.SIGKILL
     _rerun_and_compare(command, args, work, expected, f"at {label!r}")

@@ -187,9 +187,38 @@ def locked_update(path: str | Path) -> Iterator[Path]:
         os.close(fd)
 
 
+@contextmanager
+def locked_folder(path: str | Path) -> Iterator[Path]:
+    """Hold an exclusive lock on a folder (made if missing) while a set of files that belong
+    together is written into it: two writers at once take turns, and the folder holds one writer's
+    files, not a mix.
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "samples"
+    >>> with locked_folder(out) as folder:
+    ...     atomic_write_text(folder / "a.txt", "a")
+    >>> sorted(p.name for p in out.iterdir())
+    ['a.txt']
+    """
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # no POSIX locks (Windows): one writer at a time is the user's to ensure
+        yield folder
+        return
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield folder
+    finally:
+        os.close(fd)
+
+
 class PendingFile:
     """A file written under a temporary name that replaces ``path`` only on :meth:`commit`;
-    leaving the ``with`` block without one deletes it.
+    leaving the ``with`` block without one deletes it. An :class:`OSError` that names no file (a
+    full disk's failed write) is raised again naming ``path``.
 
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "rows.jsonl"
@@ -221,10 +250,14 @@ class PendingFile:
     def __enter__(self) -> PendingFile:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
         if not self.committed:
-            self.handle.close()
+            with suppress(OSError):  # closing flushes: on a full disk that fails too
+                self.handle.close()
             self._tmp.unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.filename is None and error.errno is not None:
+            # a write() or fsync() that failed (a full disk) names no file: name the one written
+            raise OSError(error.errno, error.strerror or str(error), str(self.path)) from error
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -257,12 +257,18 @@ def _only_upstream(out: Path, stage: Stage, upstream: Sequence[Stage]) -> bool:
     )
 
 
-def _remove(path: Path) -> None:
-    """Remove a stage's output as a unit (renamed first)."""
+def _set_aside(path: Path) -> Path | None:
+    """Rename a stage's output out of the way (removed as a unit once the new record is written)."""
     if not path.exists():
-        return
+        return None
     doomed = path.with_name(f".removing-{path.name}-{os.getpid()}")
     path.rename(doomed)
+    return doomed
+
+
+def _remove(doomed: Path | None) -> None:
+    if doomed is None:
+        return
     if doomed.is_dir():
         shutil.rmtree(doomed, ignore_errors=True)
     else:
@@ -270,13 +276,19 @@ def _remove(path: Path) -> None:
 
 
 def begin_stage(out: Path, stage: Stage, status: str) -> None:
-    """Before a stage runs: drop the output of other inputs (REDO), record this stage's inputs."""
-    if status == REDO:
-        _remove(stage.output)
-    write_json(
-        record_path(out, stage.name),
-        {"stage": stage.name, "inputs": stage.inputs, "fingerprint": stage.fingerprint},
-    )
+    """Before a stage runs: drop the output of other inputs (REDO), record this stage's inputs. When
+    the record cannot be written (a full disk), the output is put back: nothing has changed."""
+    doomed = _set_aside(stage.output) if status == REDO else None
+    try:
+        write_json(
+            record_path(out, stage.name),
+            {"stage": stage.name, "inputs": stage.inputs, "fingerprint": stage.fingerprint},
+        )
+    except BaseException:
+        if doomed is not None:
+            doomed.rename(stage.output)
+        raise
+    _remove(doomed)
 
 
 def finish_stage(out: Path, stage: Stage, outputs: Sequence[str] = (), **details: Any) -> dict[str, Any]:

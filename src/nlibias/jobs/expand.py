@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 from nlibias.benchmarks.data_locations import data_checks, locate_data, modified_data_warnings
 from nlibias.catalog.registry import described, get_benchmark
 from nlibias.errors import SourceError
-from nlibias.io.atomic import write_json
+from nlibias.io.atomic import locked_folder, write_json
 from nlibias.io.overwrites import refuse_overwrites, refuse_writing_into
 from nlibias.io.samples import (
     SAMPLES_JSONL,
@@ -76,12 +76,13 @@ def expand_to_dir(
             f"{expansion.samples[second].id!r} twice (samples {first + 1} and {second + 1})",
             fix="give each sample its own id",
         )
-    files = write_samples(out_dir, expansion.samples)
-    summary = {**expansion.summary(), "files": {name: str(p) for name, p in files.items()}}
-    if modified:  # the digests of the modified data it was expanded from
-        summary["modified_data"] = modified
-        summary["warnings"] = [*summary.get("warnings", []), *modified_data_warnings(modified)]
-    write_json(Path(out_dir) / SUMMARY_JSON, summary)
+    with locked_folder(out_dir):  # another expand into this folder at once: one's files, not a mix
+        files = write_samples(out_dir, expansion.samples)
+        summary = {**expansion.summary(), "files": {name: str(p) for name, p in files.items()}}
+        if modified:  # the digests of the modified data it was expanded from
+            summary["modified_data"] = modified
+            summary["warnings"] = [*summary.get("warnings", []), *modified_data_warnings(modified)]
+        write_json(Path(out_dir) / SUMMARY_JSON, summary)
     return summary
 
 

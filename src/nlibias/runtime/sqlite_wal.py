@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -26,6 +27,20 @@ def enable_wal(db: sqlite3.Connection, *, timeout_s: float = 30.0) -> None:
             delay = min(2 * delay, 0.25)
 
 
+_FULL = 1 << 20
+"""Free bytes below which a failed write of a database is put down to a full disk: SQLite says
+"disk I/O error" when its shared-memory index cannot grow (32 KiB at a time)."""
+
+
+def _space_left(path: str | Path) -> int:
+    """Bytes free to this user on the device of ``path``'s folder (very many where unknown)."""
+    try:
+        found = os.statvfs(Path(path).parent)
+    except (OSError, AttributeError):  # no statvfs (Windows), or the folder is gone
+        return 1 << 62
+    return found.f_bavail * found.f_frsize
+
+
 def database_fault(
     path: str | Path,
     error: sqlite3.Error,
@@ -44,9 +59,10 @@ def database_fault(
     message = str(error)
     unwritable = ("readonly", "read-only", "unable to open", "disk i/o", "full", "permission", "locked")
     if any(word in message.lower() for word in unwritable):
+        full = "full" in message.lower() or _space_left(path) < _FULL
         return FileAccessError(
             path,
-            f"cannot use {what} ({message})",
+            f"cannot use {what} ({message}{': no space left on the device' if full else ''})",
             fix=f"make the file and its folder writable, free space, or {elsewhere}; nothing in your run "
             "directory was changed",
             parameter=parameter,
