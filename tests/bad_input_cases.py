@@ -34,6 +34,7 @@ from bad_input_cases_s27b import s27b_cases
 from bad_input_cases_s27c import s27c_cases
 from bad_input_cases_s28 import s28_cases
 from bad_input_cases_s28b import s28b_cases
+from bad_input_cases_s28c import s28c_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
@@ -444,4 +445,5 @@ def cases() -> list[Case]:
         *s27c_cases(),  # the third fresh set of session 27
         *s28_cases(),  # session 28: the input side (expand, audit, score, demo, doctor, ...)
         *s28b_cases(),  # session 28: the output side (gate, report, explain, export, validate, extend, debias)
+        *s28c_cases(),  # session 28's last check: every route, weighted to the day's new rules
     ]
