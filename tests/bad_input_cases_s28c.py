@@ -52,33 +52,8 @@ KNOWN: dict[str, str] = {
         "silent: returns, no warning, on a rerun whose explanations.json holds a key twice (read by "
         "json.loads in explanations/run_files.py): neither refused nor said to be recomputed"
     ),
-    "s28c-blank/cli-extend-templates-blank": (
-        "unclear: exit 2, --templates '' read as '.': '.: is a directory, not a file', naming no option; no number"
-    ),
-    "s28c-blank/python-extend-source-blank": (
-        "unclear: extend(source='') reads the working directory as BBNLI (refused on bench/results/*.json), "
-        "naming no parameter; no number"
-    ),
-    "s28c-blank/python-export-lm-eval-model-path-blank": (
-        "silent: export_lm_eval(model_path='') is taken as no path (the default model), no word; no number"
-    ),
-    "s28c-blank/yaml-extend-source-blank": (
-        "unclear: exit 2, YAML source: '' reads the working directory as BBNLI, naming neither the file:line "
-        "nor the key; no number"
-    ),
-    "s28c-blank/yaml-extend-cache-blank": "silent: exit 0, YAML cache: ' ' accepted (the run goes on); no number",
-    "s28c-blank/yaml-extend-judgements-blank": (
-        "silent: exit 0, YAML validation.judgements: '' accepted; no number"
-    ),
-    "s28c-blank/yaml-extend-templates-curated-blank": (
-        "unclear: exit 2, YAML templates.curated: '' read as '.': '.: is a directory', no file:line or key"
-    ),
     "s28c-empty/cli-validate-export-a-header-only-queue": (
         "silent: exit 0, a queue with no hypotheses exported as a header-only file without a warning; no number"
-    ),
-    "s28c-roles/cli-extend-holdout-model-a-gguf-file": (
-        "silent: exit 0, --holdout-model a .gguf file (not an NLI classifier) accepted from the command line "
-        "(the YAML route checks the role); no number"
     ),
 }
 

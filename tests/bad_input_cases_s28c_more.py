@@ -322,6 +322,7 @@ def _blank_cases(case: Add) -> None:
     yaml("cache-blank", 'source: BASE\ncache: " "\n', 2)
     yaml("judgements-blank", 'source: BASE\nvalidation:\n  judgements: ""\n', 3)
     yaml("templates-curated-blank", 'source: BASE\ntemplates:\n  curated: ""\n', 3)
+    yaml("templates-stopwords-blank", 'source: BASE\ntemplates:\n  derive: true\n  stopwords: " "\n', 4)
 
 
 # -- an empty settings file, and an empty section, where the day's rule does not look ----------------

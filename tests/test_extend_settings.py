@@ -115,7 +115,10 @@ def test_a_misspelt_parameter_of_extend_is_refused_too() -> None:
         ("holdout", ["fake:h", 3], "str or a sequence of str"),
         ("unvalidated", "yes", "bool"),
         ("derive", "no", "bool or None"),
-        ("out_dir", 1, "str, Path or None"),
+        ("out_dir", 1, r"a path \(a str or Path, not blank\) or None"),
+        ("source", "", r"a path \(a str or Path, not blank\) or None"),
+        ("templates", " ", r"a path \(a str or Path, not blank\) or None"),
+        ("cache", "", r"a path \(a str or Path, not blank\) or None"),
     ],
 )
 @pytest.mark.parametrize("function", [nlibias.extend, extend_config], ids=["extend", "extend_config"])

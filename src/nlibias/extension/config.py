@@ -30,7 +30,6 @@ from nlibias.extension.config_rules import (
     LOADING,
     ModelName,
     Refused,
-    RunDir,
     ensemble_refusal,
     fill_loads_weights,
     in_their_words,
@@ -45,7 +44,7 @@ from nlibias.models.hf_common import check_speed_values, dtype_choice
 from nlibias.models.registry import classifier_kind_problem
 from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import Seed, problems, source_error
+from nlibias.schema.declared import PathText, Seed, problems, source_error
 from nlibias.schema.model_ref import ModelRef, fill_kind_problem, same_fill, split_fill_spec
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
@@ -134,12 +133,12 @@ def _specs(value: Any) -> Any:
 
 
 class TemplatesConfig(_Strict):
-    curated: Annotated[str | None, BeforeValidator(_none_as_null)] = "default"
+    curated: Annotated[PathText | None, BeforeValidator(_none_as_null)] = "default"
     """A masked-template JSONL file; ``default`` = the curated file shipped with nlibias; ``none``
     (or null) = none."""
     derive: bool = False
     """Also derive masked templates automatically from the source's hypothesis templates."""
-    stopwords: str | None = None
+    stopwords: PathText | None = None
     """Stop-word file for derivation (default: the one shipped with nlibias)."""
 
     @model_validator(mode="after")
@@ -188,7 +187,7 @@ class MLMConfig(DeviceConfig):
     top_k: int = Field(default=20, ge=1)
     block_list: list[str] = []
     """Words never used as fills (compared lower-cased)."""
-    stopwords: str | None = None
+    stopwords: PathText | None = None
     """Stop-word file of a causal fill (default: the one shipped with nlibias)."""
 
 
@@ -243,7 +242,7 @@ class FilterConfig(DeviceConfig):
 
 
 class ValidationConfig(_Strict):
-    judgements: str | None = None
+    judgements: PathText | None = None
     """Judgements CSV (default: ``<run_dir>/validation/judgements.csv``)."""
     unvalidated: bool = False
     """Go on without human judgements (the card then says so in its first line)."""
@@ -252,8 +251,8 @@ class ValidationConfig(_Strict):
 class ExtendConfig(_Strict):
     """Everything that describes an extension run (see ``configs/bbnli-next.yaml``)."""
 
-    run_dir: RunDir = "runs/next"
-    source: str | None = None
+    run_dir: PathText = "runs/next"
+    source: PathText | None = None
     """BBNLI JSON directory (default: the resolved data dir: NLIBIAS_DATA_DIR, user cache, download)."""
     subtopics: Annotated[list[str], AfterValidator(listed_once)] = []
     """Subtopic ids to extend (default: all)."""
@@ -261,7 +260,7 @@ class ExtendConfig(_Strict):
     mlm: MLMConfig = MLMConfig()
     filter: FilterConfig = FilterConfig()
     validation: ValidationConfig = ValidationConfig()
-    cache: str | None = None
+    cache: PathText | None = None
     """Prediction cache file (default: ``$NLIBIAS_CACHE`` or the user cache)."""
     seed: Seed = 0
     """Recorded in the card (the pipeline itself draws no random numbers)."""

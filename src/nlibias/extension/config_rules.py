@@ -48,7 +48,6 @@ ModelName = Annotated[
     _not_blank("the model name is empty; name a model (a hub id or a local path)"),
     AfterValidator(_trimmed),
 ]
-RunDir = Annotated[str, _not_blank("the path is empty; name the run directory")]
 
 
 def in_their_words(check: Callable[..., T], **values: Any) -> T:

@@ -76,7 +76,7 @@ def export_lm_eval(
     model: str = "smollm2",
     task: TaskName | None = None,
     device: str = "cpu",
-    model_path: str | None = None,
+    model_path: PathArg | None = None,
     option_score: OptionScore = "total",
     **model_options: Any,
 ) -> LmEvalExport:
@@ -109,7 +109,7 @@ def export_lm_eval(
     documents = _documents(backend, rows, style, option_score, pairs)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(written[0], documents)
-    pretrained = model_path or model_dir(backend)
+    pretrained = model_dir(backend) if model_path is None else str(model_path)
     extra_args = ",add_bos_token=False" if backend.chat else ""
     command = shlex.join(_lm_eval_argv(out, name, f"pretrained={pretrained}{extra_args}"))
     _write_script(written[2], name, pretrained, extra_args)

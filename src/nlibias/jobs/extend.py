@@ -10,7 +10,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Any
 
 from typing_extensions import TypedDict, Unpack
@@ -25,9 +25,9 @@ class ExtendSettings(TypedDict, total=False):
     """The command line's options, put on top of the configuration by :func:`extend`; an unset one
     (left out, ``None``, an empty list, ``False``) leaves the configuration's value."""
 
-    out_dir: str | Path | None
+    out_dir: PathArg | None
     """The run directory (config ``run_dir``; default ``runs/next``)."""
-    source: str | Path | None
+    source: PathArg | None
     """BBNLI JSON directory (default: the resolved data dir: NLIBIAS_DATA_DIR, user cache, download)."""
     fill_model: str | None
     """Fill model (``mlm.model``): a masked LM (hub id or path) or a causal LM (``smollm2``,
@@ -47,14 +47,14 @@ class ExtendSettings(TypedDict, total=False):
     """Subtopic ids to extend (default: all)."""
     unvalidated: bool
     """Go on without human judgements (``validation.unvalidated``; the card says so in its first line)."""
-    judgements: str | Path | None
+    judgements: PathArg | None
     """Judgements CSV (``validation.judgements``; default ``<run_dir>/validation/judgements.csv``)."""
-    templates: str | Path | None
+    templates: PathArg | None
     """Masked-template file (``templates.curated``): ``default``, the curated file shipped with nlibias;
     ``none``, no curated templates."""
     derive: bool | None
     """Also derive masked templates automatically from the source (``templates.derive``)."""
-    cache: str | Path | None
+    cache: PathArg | None
     """Prediction cache file (default: ``$NLIBIAS_CACHE`` or the user cache)."""
     device: str | None
     """Where the fill and filter models run (``mlm.device`` and ``filter.device``): cpu, cuda, ..."""

@@ -25,6 +25,7 @@ from nlibias.schema.applies import RAY_APPLIES, AppliesTo, refuse_inapplicable
 from nlibias.schema.declared import (
     Allowed,
     NonNegativeFloat,
+    PathArg,
     PositiveInt,
     Resamples,
     Seed,
@@ -43,7 +44,7 @@ SCORED_APPLIES = AppliesTo(  # how scored options are compared means nothing to 
     names=("mode",),
 )
 
-CacheOption = bool | str | Path | PredictionCache | None
+CacheOption = bool | PathArg | PredictionCache | None
 
 
 class _Options(BaseModel):
@@ -163,7 +164,7 @@ class RunOptions(_Options):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)  # PredictionCache
 
-    cache: Annotated[CacheOption, Allowed("True, False, a file path or a PredictionCache")] = True
+    cache: Annotated[CacheOption, Allowed("True, False, a file path (not blank) or a PredictionCache")] = True
     """``True``: the user prediction cache; a path: that SQLite file; a :class:`PredictionCache`;
     ``False``/``None``: none."""
     bootstrap: Resamples = 1000

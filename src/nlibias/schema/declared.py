@@ -75,13 +75,33 @@ Seed = Annotated[int, Ge(0), Le(2**63 - 1), Allowed("an integer from 0 to 2**63 
 """A seed numpy takes (0 to 2**63 - 1)."""
 DrawSeed = Annotated[Seed, SEED_APPLIES]
 """The seed of a bootstrap (and of a ``limit``'s subset): refused where nothing is drawn."""
-PathArg = Annotated[
-    str | Path,
-    Predicate(lambda path: not isinstance(path, str) or bool(path.strip())),
-    Allowed("a path (a str or Path, not blank)"),
-]
-"""A path given as a string or a Path; a blank string, which ``Path`` would read as the folder
-``.``, is refused."""
+
+
+@dataclass(frozen=True)
+class _NotBlank:
+    """A path that is not blank: ``Path("")`` (and ``Path(" ")`` as a name) would read or write the
+    folder ``.`` instead of what the user meant to name. A marker of pydantic's schema (its own
+    words as the reason a file's key gets), read when the rule is checked."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_after_validator_function(_not_blank_path, handler(source))
+
+
+def _not_blank_path(path: T) -> T:
+    if isinstance(path, str) and not path.strip():
+        raise ValueError(
+            f"{path!r} is a blank path (read as the folder '.'); give a file or folder, or leave it out"
+        )
+    return path
+
+
+_NOT_BLANK = _NotBlank()
+PathArg = Annotated[str | Path, _NOT_BLANK, Allowed("a path (a str or Path, not blank)")]
+"""A path given as a string or a Path (a function's parameter); a blank string is refused."""
+PathText = Annotated[str, _NOT_BLANK, Allowed("a path (not blank)")]
+"""A path as a settings file writes it (a YAML key's value); a blank string is refused."""
 Name = Annotated[str, Predicate(str.strip), Allowed("a non-blank str")]
 """A name that is not blank (a model, a benchmark)."""
 
