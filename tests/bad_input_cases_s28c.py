@@ -356,6 +356,13 @@ def _roles_cases(case: Add) -> None:
 
     case("s28c-roles/yaml-extend-mlm-model-a-classifier-folder", yaml_fill)
 
+    def yaml_holdout(d: Path, base: Base) -> tuple[list[str], str]:
+        gguf = write(d / "m.gguf", b"GGUF" + bytes(60))
+        text = f"source: {bbnli_data()}\nfilter:\n  holdout: [{gguf}]\n"
+        return _extend_args(d, text), f"{d / 'config.yaml'}:3"
+
+    case("s28c-roles/yaml-extend-holdout-a-gguf-file", yaml_holdout)
+
 
 # -- options that apply to nothing ---------------------------------------------------------------------
 

@@ -234,14 +234,14 @@ class ModelRef:
 
         >>> ModelRef.unread("smollm2").role, ModelRef.unread("prompt:smollm2").role
         ('generative', 'classifier')
-        >>> ModelRef.unread("fake:j").role, ModelRef.unread("org/model").role
-        (None, None)
+        >>> ModelRef.unread("fake:j").role, ModelRef.unread("org/model").role, ModelRef.unread("m.gguf").role
+        (None, None, 'generative')
         """
         if self.is_fake:
             return None
         if self.kind in _ROLE_KINDS:
             return _ROLE_KINDS[self.kind]
-        if not self.kind and self.name in GENERATIVE_ALIASES:
+        if not self.kind and self.is_gguf:  # the embedded SmolLM2, a .gguf file: read as causal LMs only
             return "generative"
         name = self.pinned[0]
         local = Path(name).expanduser()
