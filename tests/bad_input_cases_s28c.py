@@ -44,14 +44,6 @@ KNOWN: dict[str, str] = {
     "s28c-twice/cli-explain-one-judge-twice-once-with-a-leading-space": (
         "unclear: exit 2, 'unknown backend kind ' fake'' names the value, not --judge; no number"
     ),
-    "s28c-twice/cli-score-lm-eval-results-n-samples-twice": (
-        "silent: exit 0, lm-eval's results file with 'n-samples' twice is read with the last (json.loads in "
-        "io/tool_log_checks.py, not parse_json); scored as complete; the scores are not changed here"
-    ),
-    "s28c-twice/python-explain-rerun-explanations-json-a-key-twice": (
-        "silent: returns, no warning, on a rerun whose explanations.json holds a key twice (read by "
-        "json.loads in explanations/run_files.py): neither refused nor said to be recomputed"
-    ),
     "s28c-blank/cli-extend-templates-blank": (
         "unclear: exit 2, --templates '' read as '.': '.: is a directory, not a file', naming no option; no number"
     ),
