@@ -37,10 +37,6 @@ from bad_input_cases_s28c_more import (
 from bad_input_corpus import Base, Case, audit_args, cases_of
 
 KNOWN: dict[str, str] = {
-    "s28c-twice/cli-report-debias-one-run-with-a-trailing-slash": (
-        "unclear: exit 2, refused, but the message names the Python parameter ('runs names 2; name one run "
-        "directory in runs'), not the RUNS argument; no number"
-    ),
     "s28c-twice/cli-explain-one-judge-twice-once-with-a-leading-space": (
         "unclear: exit 2, 'unknown backend kind ' fake'' names the value, not --judge; no number"
     ),
