@@ -37,9 +37,6 @@ from bad_input_cases_s28c_more import (
 from bad_input_corpus import Base, Case, audit_args, cases_of
 
 KNOWN: dict[str, str] = {
-    "s28c-twice/cli-explain-one-judge-twice-once-with-a-leading-space": (
-        "unclear: exit 2, 'unknown backend kind ' fake'' names the value, not --judge; no number"
-    ),
     "s28c-blank/cli-extend-templates-blank": (
         "unclear: exit 2, --templates '' read as '.': '.: is a directory, not a file', naming no option; no number"
     ),
@@ -308,6 +305,18 @@ def _runs_twice_cases(case: Add) -> None:
         return _explain_args(d, base, "--judge", " fake:j"), "--judge"
 
     case("s28c-twice/cli-explain-one-judge-twice-once-with-a-leading-space", explain_judges)
+
+    # the same rule on other routes (it was: accepted as a model of its own; a kind without the option)
+    def audit_generative_trailing_space(d: Path, base: Base) -> tuple[list[str], str]:
+        args = audit_args(base.samples, d)
+        return [*args[:3], "--generative", "fake:g ", *args[5:]], "--generative"
+
+    case("s28c-twice/cli-audit-generative-with-a-trailing-space", audit_generative_trailing_space)
+
+    def explain_unknown_kind(d: Path, base: Base) -> tuple[list[str], str]:
+        return _explain_args(d, base, "--judge", "nope:j"), "--judge"
+
+    case("s28c-twice/cli-explain-judge-of-an-unknown-kind", explain_unknown_kind)
 
     def augment_select_twice(d: Path, base: Base) -> tuple[Callable[[], object], str]:
         names = write(d / "names.tsv", "John\tMary\nJohn \tMary\n")

@@ -81,6 +81,21 @@ def without_options(text: str) -> str:
     return text.partition("?")[0]
 
 
+def refuse_spaces(text: str, parameter: str) -> None:
+    """Refuse spaces around a reference: ``' fake:j'`` reads as an unknown kind, ``'m '`` as a second
+    model beside ``'m'`` (and its results under another key).
+
+    >>> refuse_spaces(" fake:j", "judges")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: judges ' fake:j' has spaces around the model reference; remove them ('fake:j')
+    """
+    if text != text.strip():
+        raise ConfigError(
+            f"{{{parameter}}} {text!r} has spaces around the model reference; remove them ({text.strip()!r})",
+            parameter=parameter,
+        )
+
+
 @dataclass(frozen=True)
 class ModelRef:
     """One model reference: ``kind`` ('' when none), ``name`` and its ``?options`` in written order."""
@@ -99,6 +114,7 @@ class ModelRef:
         Traceback (most recent call last):
         nlibias.errors.ConfigError: 'm?x=1': unknown option 'x' (known: prompt)
         """
+        refuse_spaces(text, parameter)
         base, options = _split_options(text, allowed, parameter=parameter)
         kind, name = split_kind(base)
         return cls(kind, name, tuple(options.items()))
@@ -291,6 +307,7 @@ class ModelRef:
         Traceback (most recent call last):
         nlibias.errors.ConfigError: judges takes an NLI classifier, and 'smollm2' is a generative LM (name it in lm_judge)
         """
+        refuse_spaces(str(self), parameter)
         if role == "checkpoint":  # any head loads: what from_pretrained cannot read alone is refused
             what = self._not_checkpoint()
         else:
