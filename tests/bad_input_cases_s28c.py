@@ -58,9 +58,6 @@ KNOWN: dict[str, str] = {
     "s28c-blank/yaml-extend-templates-curated-blank": (
         "unclear: exit 2, YAML templates.curated: '' read as '.': '.: is a directory', no file:line or key"
     ),
-    "s28c-empty/cli-validate-export-a-header-only-queue": (
-        "silent: exit 0, a queue with no hypotheses exported as a header-only file without a warning; no number"
-    ),
     "s28c-roles/cli-extend-holdout-model-a-gguf-file": (
         "silent: exit 0, --holdout-model a .gguf file (not an NLI classifier) accepted from the command line "
         "(the YAML route checks the role); no number"
