@@ -36,26 +36,7 @@ from bad_input_cases_s28c_more import (
 )
 from bad_input_corpus import Base, Case, audit_args, cases_of
 
-KNOWN: dict[str, str] = {
-    "s28c-twice/cli-report-debias-one-run-with-a-trailing-slash": (
-        "unclear: exit 2, refused, but the message names the Python parameter ('runs names 2; name one run "
-        "directory in runs'), not the RUNS argument; no number"
-    ),
-    "s28c-twice/cli-explain-one-judge-twice-once-with-a-leading-space": (
-        "unclear: exit 2, 'unknown backend kind ' fake'' names the value, not --judge; no number"
-    ),
-    "s28c-twice/cli-score-lm-eval-results-n-samples-twice": (
-        "silent: exit 0, lm-eval's results file with 'n-samples' twice is read with the last (json.loads in "
-        "io/tool_log_checks.py, not parse_json); scored as complete; the scores are not changed here"
-    ),
-    "s28c-twice/python-explain-rerun-explanations-json-a-key-twice": (
-        "silent: returns, no warning, on a rerun whose explanations.json holds a key twice (read by "
-        "json.loads in explanations/run_files.py): neither refused nor said to be recomputed"
-    ),
-    "s28c-empty/cli-validate-export-a-header-only-queue": (
-        "silent: exit 0, a queue with no hypotheses exported as a header-only file without a warning; no number"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 
 # -- numbers ------------------------------------------------------------------------------------------
@@ -295,6 +276,18 @@ def _runs_twice_cases(case: Add) -> None:
         return _explain_args(d, base, "--judge", " fake:j"), "--judge"
 
     case("s28c-twice/cli-explain-one-judge-twice-once-with-a-leading-space", explain_judges)
+
+    # the same rule on other routes (it was: accepted as a model of its own; a kind without the option)
+    def audit_generative_trailing_space(d: Path, base: Base) -> tuple[list[str], str]:
+        args = audit_args(base.samples, d)
+        return [*args[:3], "--generative", "fake:g ", *args[5:]], "--generative"
+
+    case("s28c-twice/cli-audit-generative-with-a-trailing-space", audit_generative_trailing_space)
+
+    def explain_unknown_kind(d: Path, base: Base) -> tuple[list[str], str]:
+        return _explain_args(d, base, "--judge", "nope:j"), "--judge"
+
+    case("s28c-twice/cli-explain-judge-of-an-unknown-kind", explain_unknown_kind)
 
     def augment_select_twice(d: Path, base: Base) -> tuple[Callable[[], object], str]:
         names = write(d / "names.tsv", "John\tMary\nJohn \tMary\n")

@@ -444,6 +444,25 @@ def test_a_damaged_summary_is_redone_not_reused(canned_run: Path) -> None:
     assert not again.reused and json.loads(summary.read_text())["threshold"] == 0.5
 
 
+def test_a_summary_with_a_key_twice_is_damaged(canned_run: Path) -> None:
+    """Python says so in ``redone`` (the command line prints it); without explain's record the
+    summary is read as damaged, not with the last value."""
+    from nlibias.explanations.run_files import DAMAGED, STAGE_NAME, current_summary
+    from nlibias.io.stages import record_path
+
+    judge = RuleJudge()
+    run_explain(canned_run, [judge], cache=False, bootstrap=0, progress=False)
+    summary = canned_run / "explanations" / "explanations.json"
+    text = summary.read_text(encoding="utf-8").rstrip()
+    summary.write_text(text[:-1] + ',\n "threshold": 0.9\n}\n', encoding="utf-8")
+    record_path(canned_run, STAGE_NAME).rename(canned_run / "explain-record.json")
+    assert current_summary(canned_run, recorded=False) == DAMAGED
+    (canned_run / "explain-record.json").rename(record_path(canned_run, STAGE_NAME))
+    again = run_explain(canned_run, [judge], cache=False, bootstrap=0, progress=False)
+    assert not again.reused and "explanations/explanations.json changed" in " ".join(again.redone)
+    assert json.loads(summary.read_text())["threshold"] == 0.5
+
+
 def test_a_tiny_hugging_face_nli_model_judges(
     canned_run: Path, tiny_nli_dir: Path, one_torch_thread: None
 ) -> None:

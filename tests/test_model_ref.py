@@ -105,3 +105,14 @@ def test_an_empty_revision_a_gguf_folder_and_a_prefix_role(tmp_path: Path) -> No
         ConfigError, match=r"models takes an NLI classifier, and 'mlm:x' is a masked LM by its mlm: prefix"
     ):
         ModelRef.unread("mlm:x").check_role("classifier", parameter="models", fix="name it in mlm")
+
+
+def test_a_config_json_with_a_key_twice_is_refused(tmp_path: Path) -> None:
+    """from_pretrained would read the last architecture; the role check would read it too."""
+    from nlibias.errors import SourceError
+
+    (tmp_path / "config.json").write_text(
+        '{"architectures": ["BertForMaskedLM"],\n "architectures": ["RobertaForSequenceClassification"]}'
+    )
+    with pytest.raises(SourceError, match=r"config\.json:2: field architectures: the key appears twice"):
+        ModelRef.unread(str(tmp_path)).role  # noqa: B018

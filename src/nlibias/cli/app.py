@@ -329,6 +329,8 @@ def message_of(error: NlibiasError, command: Any = None) -> str:
     "unknown dtype 'x' (option --dtype)"
     >>> message_of(ConfigError("no benchmark named 'bbnl'", parameter="benchmark"))
     "no benchmark named 'bbnl' (argument NAME)"
+    >>> message_of(ConfigError("{runs} names 2; name one run in {runs}", parameter="runs"))
+    'RUNS names 2; name one run in RUNS'
     >>> message_of(ConfigError("use_chat_template must be true or false", parameter="use_chat_template"))
     'use_chat_template must be true or false'
     >>> message_of(ConfigError("no model given: name one in {models} or {generative}", parameter="models",
@@ -354,14 +356,14 @@ def message_of(error: NlibiasError, command: Any = None) -> str:
 
 def _on_command_line(parameter: str, command: Any = None, *, referred: bool = False) -> str | None:
     """How the command line names a library parameter: by its flag (``--seed``), or referred to
-    (``option --seed``, ``argument NAME``); None for a parameter no command takes, and for an
-    argument's name."""
+    (``option --seed``, ``argument NAME``); an argument by its name (``RUNS``); None for a parameter
+    no command takes."""
     if parameter in _NOT_OPTIONS:
         return None
     if parameter.isupper():  # an environment variable the value came from: named as it is
         return parameter
     if parameter in _ARGUMENTS:
-        return f"argument {_ARGUMENTS[parameter]}" if referred else None
+        return f"argument {_ARGUMENTS[parameter]}" if referred else _ARGUMENTS[parameter]
     flag = flag_of(parameter, command)
     return f"option {flag}" if referred else flag
 

@@ -5,7 +5,6 @@ same inputs and refused for others unless ``force``."""
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields, replace
@@ -38,6 +37,7 @@ from nlibias.debias.finetune_record import (
 from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows, require_packages
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
+from nlibias.io.jsonl import json_object_or_none
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 from nlibias.models.hf_common import load_pretrained
@@ -193,7 +193,7 @@ def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, l
     plan_path = checkpoints / "plan.json"
     resume, discarded = usable_checkpoint(checkpoints)
     if plan_path.is_file() and resume is not None:  # a plan without checkpoints (a failed start) is replaced
-        recorded = json.loads(plan_path.read_text(encoding="utf-8")).get("inputs")
+        recorded = (json_object_or_none(plan_path) or {}).get("inputs")  # damaged: no inputs recorded
         if canonical(recorded) != canonical(inputs):
             _refuse_other_inputs(
                 out, f"checkpoints of a run with other inputs ({plan_path})", recorded, inputs, force

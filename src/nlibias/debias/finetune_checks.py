@@ -4,7 +4,6 @@ so a bad value stops it in seconds naming the parameter, file and line."""
 from __future__ import annotations
 
 import inspect
-import json
 import typing
 import warnings
 from dataclasses import fields, replace
@@ -18,7 +17,7 @@ from nlibias.errors import ConfigError
 from nlibias.models.mlm.model_names import check_model_path
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared
-from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.model_ref import ModelRef, model_config
 
 
 def _check_options(**options: Any) -> None:
@@ -137,11 +136,8 @@ def check_base_model(model: str, max_length: int | None = None, *, parameter: st
             parameter=parameter,
         )
     if max_length is not None and path.is_dir():
-        try:
-            config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # loading the model says what is wrong with it
-            return
-        if isinstance(config, dict):
+        config = model_config(path / "config.json")
+        if config is not None:
             check_max_length(max_length, SimpleNamespace(**config), None, model)
 
 

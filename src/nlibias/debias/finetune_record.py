@@ -17,8 +17,9 @@ from typing import Annotated, Any, ClassVar, Literal, TypedDict, cast, get_args
 
 from annotated_types import Ge, Le, Lt, Predicate
 
-from nlibias.errors import FileAccessError
+from nlibias.errors import FileAccessError, SourceError
 from nlibias.io.atomic import write_json
+from nlibias.io.jsonl import json_object_or_none, read_json_file
 from nlibias.io.stages import fingerprint
 from nlibias.io.temporary import DISK_FULL
 from nlibias.schema.declared import Allowed, NonNegativeInt, PositiveFloat, PositiveInt
@@ -191,13 +192,14 @@ def read_record(out: Path) -> tuple[FinetuneRecord | None, str | None]:
     when damaged (then the fine-tune is not finished)."""
     path = out / RECORD_FILE
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = read_json_file(path)
     except FileNotFoundError:
         return None, None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         return None, f"cannot be read ({error})"
-    except json.JSONDecodeError as error:
-        return None, f"is not valid JSON, cut short? ({error})"
+    except SourceError as error:  # not UTF-8, not JSON, a key twice
+        field = f"field {error.field}: " if error.field else ""
+        return None, f"is damaged, cut short or edited? (line {error.line}: {field}{error.reason})"
     if not isinstance(record, dict) or not isinstance(record.get("fingerprint"), str):
         return None, "is not a fine-tune record (no fingerprint)"
     return cast(FinetuneRecord, record), None
@@ -236,11 +238,7 @@ def _weights_read(path: Path) -> bool:
 
 def _trainer_state(folder: Path) -> dict[str, Any]:
     """The folder's ``trainer_state.json``, or {} when it is missing or unreadable."""
-    try:
-        state = json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return state if isinstance(state, dict) else {}
+    return json_object_or_none(folder / "trainer_state.json") or {}
 
 
 def is_complete(folder: Path) -> bool:

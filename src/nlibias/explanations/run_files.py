@@ -17,7 +17,7 @@ from nlibias.explanations.judge import GeneratedAnswer, shown_judge
 from nlibias.explanations.split import split_answer, split_sentences
 from nlibias.io.atomic import write_json, write_jsonl
 from nlibias.io.fingerprint import sha256_file
-from nlibias.io.jsonl import iter_jsonl
+from nlibias.io.jsonl import iter_jsonl, json_object_or_none
 from nlibias.io.predictions import PREDICTIONS_JSONL
 from nlibias.io.run_dir import read_run
 from nlibias.io.samples import read_samples
@@ -54,14 +54,14 @@ def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, 
     record_file = record_path(run_dir, STAGE_NAME)
     if not summary_path.is_file():
         return None
+    summary = json_object_or_none(summary_path)  # None: damaged (a key given twice too)
+    if not recorded and not record_file.exists():
+        return DAMAGED if summary is None else summary
     try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        if not recorded and not record_file.exists():
-            return summary if isinstance(summary, dict) else DAMAGED
-        record = ExplainRecord.model_validate_json(record_file.read_bytes())
-    except (OSError, ValueError):  # ValidationError is a ValueError
+        record = ExplainRecord.model_validate(json_object_or_none(record_file))
+    except ValueError:  # ValidationError is a ValueError; None (damaged) is refused by it
         return DAMAGED
-    if not isinstance(summary, dict):
+    if summary is None:
         return DAMAGED
     problems = output_problems(run_dir, record.model_dump())
     if problems:

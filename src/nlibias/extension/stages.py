@@ -10,7 +10,6 @@ True
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -56,7 +55,7 @@ from nlibias.models.mlm.causal_fill import stopwords_hash
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.models.mlm.model_names import loading_as
 from nlibias.schema import Sample
-from nlibias.schema.model_ref import ModelRef, split_fill_spec
+from nlibias.schema.model_ref import ModelRef, model_config, split_fill_spec
 
 if TYPE_CHECKING:
     from nlibias.extension.pipeline import Pipeline
@@ -327,10 +326,8 @@ def _checkpoint_dtype(model: str) -> str:
         config = Path(cached) if cached is not None else None
     if config is None:
         return "auto"
-    try:
-        return checkpoint_dtype(json.loads(config.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return "auto"
+    loaded = model_config(config)
+    return "auto" if loaded is None else checkpoint_dtype(loaded)
 
 
 def _section(name: str, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from nlibias.errors import DataError
+from nlibias.errors import DataError, NlibiasError
 from nlibias.io.json_schema import not_finite
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import read_text
@@ -34,15 +34,20 @@ def read_json_file(path: str | Path, *, allow_nan: bool = False) -> Any:
 
 
 def json_object_or_none(path: str | Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``; None when it is missing, unreadable or no object (a record
-    that is read again or done without).
+    """The JSON object in ``path``; None when it is missing, unreadable, damaged (not UTF-8 JSON, a
+    key given twice in one object) or no object (a record that is read again or done without).
 
     >>> json_object_or_none("no/such/file.json") is None
     True
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.json"
+    >>> _ = path.write_text('{"n": 1, "n": 2}')
+    >>> json_object_or_none(path) is None
+    True
     """
     try:
-        value = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # ValueError: not UTF-8, not JSON
+        value = read_json_file(path, allow_nan=True)
+    except (OSError, NlibiasError):  # not UTF-8, not JSON, a key twice
         return None
     return value if isinstance(value, dict) else None
 

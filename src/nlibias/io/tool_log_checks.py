@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from nlibias.errors import SourceError
-from nlibias.io.jsonl import json_object_or_none
+from nlibias.io.jsonl import json_object_or_none, read_json_file
 
 LM_EVAL_SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
 
@@ -146,7 +145,7 @@ def read_lm_eval_results(path: Path) -> tuple[str, dict[str, Any]]:
         )
     results_path = lm_eval_results_path(path)
     try:
-        document = json.loads(results_path.read_text(encoding="utf-8"))
+        document = read_json_file(results_path, allow_nan=True)  # a key twice refused, with its line
     except FileNotFoundError:
         raise SourceError(
             path,
@@ -155,7 +154,7 @@ def read_lm_eval_results(path: Path) -> tuple[str, dict[str, Any]]:
             "short cannot be told from a complete one",
             fix=_LM_EVAL_FIX,
         ) from None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise SourceError(results_path, None, f"not a readable lm-eval results file: {exc}") from None
     task = match["task"]
     if not isinstance(document, dict) or task not in (document.get("results") or {}):

@@ -14,7 +14,7 @@ import numpy as np
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
-from nlibias.io.jsonl import json_object_or_none
+from nlibias.io.jsonl import json_object_or_none, read_json_file
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_prediction_arrays
 from nlibias.io.run_dir import read_run
 from nlibias.metrics.meta import ALL_MEASURES
@@ -75,10 +75,9 @@ def _finetune_record(model: str, run: str | Path = ".") -> dict[str, Any] | None
     if directory is None:
         return None
     path = directory / _FINETUNE_RECORD
-    try:
-        record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SourceError(path, None, f"not valid JSON ({error})") from None
+    record = read_json_file(path)  # not UTF-8, not JSON, a key twice: refused with the line
+    if not isinstance(record, dict):
+        raise SourceError(path, None, "not a fine-tune record (a JSON object)")
     base = directory if not Path(model).expanduser().is_absolute() else Path.cwd()
     for _ in Path(model).parts if base == directory else ():  # where the relative key was given from
         base = base.parent

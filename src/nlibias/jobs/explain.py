@@ -29,12 +29,14 @@ from nlibias.io.overwrites import refuse_overwrites, run_files
 from nlibias.io.stages import DONE, REDO, Stage, begin_stage, finish_stage, stage_status
 from nlibias.metrics.agreement import cohen_kappa
 from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD, LABELS
+from nlibias.models.registry import split_spec
 from nlibias.runtime.build import build_predictors, check_label_map_applies, close_predictors
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import CacheOption, ModelOptions, cache_file, open_cache
 from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, ShareAbove0, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
+from nlibias.schema.model_keys import check_model_spec
 from nlibias.schema.model_ref import ModelRef
 
 if TYPE_CHECKING:
@@ -239,7 +241,9 @@ def _given_judges(judges: str | NLIClassifier | Sequence[str | NLIClassifier]) -
         )
     fix = "a generative LM judges in {lm_judge}"
     for name in [judge for judge in given if isinstance(judge, str)]:
+        check_model_spec(name, "judges", classifier=True)  # as ModelSet checks them, named as judges
         ModelRef.unread(name).check_role("classifier", parameter="judges", fix=fix, names=("lm_judge",))
+        split_spec(name, parameter="judges")
     return given
 
 

@@ -137,10 +137,12 @@ def make_report(
     runs = one_or_many(runs)
     _check_options_apply(debias=bool(debias or pairs), fmt=fmt, compare=compare, plots=plots)
     if (debias or pairs) and len(runs) != 1:
-        given = f"runs names {len(runs)}"
-        fix = "name one run directory in {runs}"
-        raise option_applies_to_nothing(
-            "debias", "the models of one audit run", given=given, fix=fix, names=("runs",)
+        shown = ", ".join(map(str, runs[:3])) + (", ..." if len(runs) > 3 else "")
+        raise ConfigError(
+            f"{_DEBIAS_TABLES} compare the models of one audit run, and {{runs}} names {len(runs)} "
+            f"({shown}); name one run directory in {{runs}}",
+            parameter="runs",
+            names=("debias", "pairs"),
         )
     if compare and fmt == "latex":
         raise ConfigError(
@@ -163,8 +165,8 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
     """Refuse a run named twice (however spelled) and ``compare`` with one run (only zeros)."""
     if compare and len(runs) < 2:
         raise option_applies_to_nothing(
-            "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",
-            fix="name a second run in runs, or leave {compare} out", names=("runs",),
+            "compare", "two or more runs side by side", given=f"{{runs}} names one ({runs[0]})",
+            fix="name a second run in {runs}, or leave {compare} out", names=("runs",),
         )  # fmt: skip
     refuse_named_twice(runs, "runs", "run directory", each="run", file_of=run_directory)
 

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from nlibias.extension.validation_handoff import RESOLUTION_JSON
+from nlibias.extension.validation_handoff import QUEUE_CSV, RESOLUTION_JSON
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.overwrites import refuse_overwrites, run_files
 from nlibias.schema.declared import PathArg, PositiveInt, declared, one_or_many
-from nlibias.validation.explanation_queue import AnnotationRound
+from nlibias.validation.explanation_queue import AnnotationRound, QueueWarning
 from nlibias.validation.formats import (
     ExportFormat,
     ImportFormat,
@@ -110,6 +111,13 @@ def export(run_dir: PathArg, *, fmt: ExportFormat = "csv", out: PathArg | None =
     >>> # nlibias.validation_export("runs/next", fmt="label-studio").text"""
     refuse_overwrites({"out": out}, {"run": run_files(run_dir)})  # the queue or the database, say
     round_ = AnnotationRound.open(run_dir)
+    if not round_.queue:  # a run whose filters kept nothing: a faithful, empty export, said so
+        warnings.warn(
+            f"{Path(run_dir) / QUEUE_CSV} holds no hypotheses (the extend run kept none to validate): "
+            "nothing was exported",
+            QueueWarning,
+            stacklevel=2,
+        )
     text = export_judgements(round_.queue, round_.store.current(), round_.store.suggestions(), fmt=fmt)
     if out is not None:
         atomic_write_text(out, text)

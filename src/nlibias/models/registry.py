@@ -29,8 +29,9 @@ def known_kinds() -> list[str]:
     return sorted(kinds)
 
 
-def split_spec(spec: str) -> tuple[str, str]:
+def split_spec(spec: str, *, parameter: str = "spec") -> tuple[str, str]:
     """``"fake:x"`` → ``("fake", "x")``; a bare ``fake`` is the fake; no known prefix: Hugging Face.
+    ``parameter``: where the spec was given (named when its kind is unknown).
 
     >>> split_spec("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")
     ('hf', 'ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli')
@@ -45,7 +46,7 @@ def split_spec(spec: str) -> tuple[str, str]:
         raise ConfigError(
             f"unknown backend kind {ref.kind!r} in {spec!r}{f' ({hint})' if hint else ''}. "
             f"Known: {', '.join(known_kinds())}",
-            parameter="spec",
+            parameter=parameter,
         )
     return ref.kind, ref.name
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from typing import Any, cast
 
 from nlibias.benchmarks.base import Benchmark
 from nlibias.errors import NlibiasError, SourceError
+from nlibias.io.jsonl import json_object_or_none
 from nlibias.io.results import MetricsDocument, RunInfo
 from nlibias.io.run_dir import RunDirectory, RunSamples, read_run
 from nlibias.io.run_manifest import run_directory
@@ -113,12 +113,8 @@ def _or_empty(read: Callable[[], list[Any]]) -> list[Any]:
 
 
 def read_json(path: Path) -> Mapping[str, Any]:
-    """A JSON object file, ``{}`` when absent, unreadable or not an object."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
-        return {}
-    return data if isinstance(data, Mapping) else {}
+    """A JSON object file, ``{}`` when absent, unreadable, damaged (a key twice too) or not an object."""
+    return json_object_or_none(path) or {}
 
 
 def _read_card(folder: Path) -> str | None:

@@ -18,6 +18,7 @@ from typing import Any
 from nlibias.errors import ConfigError
 from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
 from nlibias.models.mlm.model_names import check_model_path
+from nlibias.models.registry import split_spec
 from nlibias.models.tp.base import check_variant
 from nlibias.runtime.contract import Predictor
 from nlibias.schema.applies import option_applies_to_nothing
@@ -107,6 +108,8 @@ class ModelSet:
                     found = ref.other_role(role) or role  # where the model it names belongs:
                     other = _HOMES[SPEC_KINDS[field] == "sentence-logprob"][found]  # a scorer's, if one asks
                     ref.check_role(role, parameter=field, fix=f"name it in {{{other}}}", names=(other,))
+                    if field == "models":  # a kind no classifier backend reads, named with its field
+                        split_spec(str(ref), parameter=field)
         prompts = tuple(resolve_prompt_styles(asked)) if named["generative"] else ()
         return cls(**named, prompts=prompts, prompts_named=bool(asked))
 

@@ -14,7 +14,7 @@ from typing import Any, Literal, NoReturn, get_args
 
 from nlibias.errors import ConfigError
 from nlibias.schema.declared import declared
-from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.model_ref import ModelRef, refuse_spaces
 
 PredictorKind = Literal["classifier", "generative", "sentence-logprob"]
 PREDICTOR_KINDS: tuple[str, ...] = get_args(PredictorKind)
@@ -80,12 +80,13 @@ def model_parts(key: str) -> tuple[str, str]:
 
 
 def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> None:
-    """Refuse a model spec that names no model (``''``, ``fake:``) and, for an NLI ``classifier``,
-    one written as another kind's key (:func:`check_classifier_key`).
+    """Refuse a model spec that names no model (``''``, ``fake:``) or has spaces around it and, for
+    an NLI ``classifier``, one written as another kind's key (:func:`check_classifier_key`).
     """
     ref = ModelRef.unread(spec)
     if not spec.strip():
         _refuse(f"{spec!r} names no model", parameter)
+    refuse_spaces(spec, parameter)
     if ref.kind.isidentifier() and not ref.name.strip():
         _refuse(
             f"{spec!r} names no model after {ref.kind + ':'!r} (a model's name is the key its results are "

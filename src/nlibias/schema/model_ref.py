@@ -10,15 +10,15 @@ Grammar (every part but ``NAME`` optional)::
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from nlibias.errors import ConfigError
+from nlibias.textio.json_text import parse_json
 
 SERVER_KINDS = ("openai", "openai-completions")
 """Kinds that name a model behind an OpenAI-compatible server: ``KIND:URL#MODEL``."""
@@ -81,6 +81,21 @@ def without_options(text: str) -> str:
     return text.partition("?")[0]
 
 
+def refuse_spaces(text: str, parameter: str) -> None:
+    """Refuse spaces around a reference: ``' fake:j'`` reads as an unknown kind, ``'m '`` as a second
+    model beside ``'m'`` (and its results under another key).
+
+    >>> refuse_spaces(" fake:j", "judges")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: judges ' fake:j' has spaces around the model reference; remove them ('fake:j')
+    """
+    if text != text.strip():
+        raise ConfigError(
+            f"{{{parameter}}} {text!r} has spaces around the model reference; remove them ({text.strip()!r})",
+            parameter=parameter,
+        )
+
+
 @dataclass(frozen=True)
 class ModelRef:
     """One model reference: ``kind`` ('' when none), ``name`` and its ``?options`` in written order."""
@@ -99,6 +114,7 @@ class ModelRef:
         Traceback (most recent call last):
         nlibias.errors.ConfigError: 'm?x=1': unknown option 'x' (known: prompt)
         """
+        refuse_spaces(text, parameter)
         base, options = _split_options(text, allowed, parameter=parameter)
         kind, name = split_kind(base)
         return cls(kind, name, tuple(options.items()))
@@ -291,6 +307,7 @@ class ModelRef:
         Traceback (most recent call last):
         nlibias.errors.ConfigError: judges takes an NLI classifier, and 'smollm2' is a generative LM (name it in lm_judge)
         """
+        refuse_spaces(str(self), parameter)
         if role == "checkpoint":  # any head loads: what from_pretrained cannot read alone is refused
             what = self._not_checkpoint()
         else:
@@ -382,13 +399,32 @@ def fill_kind_problem(spec: str) -> str | None:
     return None
 
 
+def model_config(config: Path) -> dict[str, Any] | None:
+    """A model's ``config.json`` as an object; None when it cannot be read or holds no object,
+    refused (a SourceError with its line) when it is not JSON or gives a key twice, which
+    ``from_pretrained`` would read as the last.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "config.json"
+    >>> _ = path.write_text('{"architectures": ["BertForMaskedLM"],\\n "architectures": ["GPT2LMHeadModel"]}')
+    >>> model_config(path)
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: ...config.json:2: field architectures: the key appears twice in one object; JSON keeps only the last (keep one)
+    """
+    try:
+        data = config.read_bytes()
+    except OSError:
+        return None
+    loaded = parse_json(config, data, allow_nan=True)  # transformers writes NaN as json.dumps does
+    return loaded if isinstance(loaded, dict) else None
+
+
 def _architecture_role(config: Path) -> Role | None:
     """The role of the architecture a ``config.json`` records, if known."""
-    try:
-        loaded = json.loads(config.read_text(encoding="utf-8"))
-        architectures = loaded.get("architectures") or []
-    except (OSError, ValueError, AttributeError):
+    loaded = model_config(config)
+    if loaded is None:
         return None
+    architectures = loaded.get("architectures") or []
     for architecture in architectures if isinstance(architectures, list) else []:
         for ending, role in _ARCHITECTURE_ROLES.items():
             if isinstance(architecture, str) and architecture.endswith(ending):

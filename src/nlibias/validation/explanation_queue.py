@@ -88,7 +88,8 @@ _QUEUE = TypeAdapter(ExplanationQueue)
 
 
 class QueueWarning(UserWarning):
-    """A queue was drawn, but not as asked: fewer answers than ``size``, or earlier answers left out."""
+    """A queue was drawn, but not as asked: fewer answers than ``size``, or earlier answers left out;
+    or a queue with nothing in it was exported."""
 
 
 def explanations_fingerprint(run_dir: str | Path) -> str:
