@@ -1017,7 +1017,7 @@ def _empty_cases(case: Add) -> None:
         path = _preds_file(d, rows)
         return score_args(base, path, d), str(path)
 
-    case("s28-empty/cli-score-every-answer-unparsed", all_unparsed)
+    case("s28-empty/cli-score-every-answer-unparsed", all_unparsed, "warn")
     case(
         "s28-empty/cli-audit-samples-bbnli-a-data-dir-without-it",
         lambda d, b: (

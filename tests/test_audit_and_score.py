@@ -132,7 +132,7 @@ def test_score_hand_worked(tmp_path: Path, small_samples: Path) -> None:
         assert name in overall["ci"]
 
 
-def test_a_model_none_of_whose_answers_is_read_is_refused_and_one_read_answer_is_scored(
+def test_a_model_none_of_whose_answers_is_read_is_warned_of_and_one_read_answer_is_scored(
     tmp_path: Path, small_samples: Path
 ) -> None:
     ids = [s["id"] for s in map(json.loads, small_samples.read_text().splitlines())]
@@ -141,9 +141,11 @@ def test_a_model_none_of_whose_answers_is_read_is_refused_and_one_read_answer_is
     ]
     preds = _write_predictions(tmp_path / "p.jsonl", rows)
     args = ["score", "--samples", str(small_samples), "--predictions", str(preds), "--bootstrap", "0"]
-    refused = runner.invoke(app, [*args, "--out", str(tmp_path / "refused")])
-    assert refused.exit_code == 2 and not (tmp_path / "refused" / "metrics.json").exists()
-    assert f"{preds}: model 'g': none of its 7 answers was read" in refused.output
+    warned = runner.invoke(app, [*args, "--out", str(tmp_path / "warned")])
+    assert warned.exit_code == 0, warned.output  # written: the answers show why nothing was read
+    assert f"warning: {preds}: model 'g': none of its 7 answers was read" in " ".join(warned.output.split())
+    empty = json.loads((tmp_path / "warned" / "metrics.json").read_text())["models"]["g"]["overall"]
+    assert (empty["n"], empty["n_test"]) == (0, 0)
     rows[-1]["label"] = "entailment"  # one answer read (the test sample's): scored, the rest counted unread
     _write_predictions(preds, rows)
     scored = runner.invoke(app, [*args, "--out", str(tmp_path / "o")])

@@ -12,7 +12,8 @@ import pytest
 
 import nlibias
 from nlibias.errors import ConfigError
-from nlibias.extension.config import SETTING_KEYS, ExtendConfig
+from nlibias.extension.config import ExtendConfig
+from nlibias.extension.config_overrides import SETTING_KEYS
 from nlibias.jobs.extend import ExtendSettings, extend_config
 
 

@@ -8,7 +8,6 @@ import json
 import random
 from pathlib import Path
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -16,7 +15,6 @@ import nlibias
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.jobs.gate_rules import GateRules, load_rules, parse_rules
-from nlibias.schema.outputs import ModelOutputs
 
 runner = CliRunner()
 
@@ -153,13 +151,7 @@ def generative(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) 
     unread = root / "unread.jsonl"
     hedge = {"label": None, "answer": None, "answer_rule": "hedge", "text": "I cannot determine that."}
     unread.write_text("".join(json.dumps({**row, **hedge}) + "\n" for row in rows))
-    refused = runner.invoke(app, ["score", "--samples", str(samples), "--predictions", str(unread), "--out",
-                                  str(root / "refused"), "--bootstrap", "0"])  # fmt: skip
-    assert refused.exit_code == 2 and "none of its 3134 answers was read" in refused.output
-    # such a run is no longer written; one from an earlier version (the rule left out) is gated
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ModelOutputs, "answered", lambda self: np.ones(len(self), dtype=bool))
-        return {"gen": root / "gen", "unread": _score(samples, unread, root / "unread")}
+    return {"gen": root / "gen", "unread": _score(samples, unread, root / "unread")}
 
 
 def test_a_classifier_and_a_generative_model_are_not_compared_either_way(

@@ -181,7 +181,8 @@ def test_a_key_twice_in_a_yaml_flow_mapping_is_refused() -> None:
 
 
 def test_extend_overrides_name_the_parameter_and_empty_names_are_refused() -> None:
-    from nlibias.extension.config import ExtendConfig, with_overrides
+    from nlibias.extension.config import ExtendConfig
+    from nlibias.extension.config_overrides import with_overrides
 
     with pytest.raises(ConfigError, match=r"^top_k 0: ") as caught:
         with_overrides(ExtendConfig(), {"mlm.top_k": 0, "filter.policy": None})

@@ -16,7 +16,8 @@ from typing import Any
 from typing_extensions import TypedDict, Unpack
 
 from nlibias.errors import ConfigError
-from nlibias.extension.config import SETTING_KEYS, ExtendConfig, as_the_files, load_config, with_overrides
+from nlibias.extension.config import ExtendConfig, load_config
+from nlibias.extension.config_overrides import SETTING_KEYS, as_the_files, with_overrides
 from nlibias.extension.pipeline import PipelineResult, StageReport, run_pipeline
 from nlibias.schema.declared import PathArg, declared, one_or_many
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import platform
 import shutil
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from nlibias.benchmarks.base import Benchmark
 from nlibias.catalog.registry import benchmark_for_source, load_plugins
-from nlibias.errors import ConfigError, DataError, NlibiasError, SourceError
+from nlibias.errors import ConfigError
 from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
 from nlibias.io.overwrites import file_identity, refuse_overwrites
 from nlibias.io.predictions import PREDICTIONS_JSONL, predictions_file, write_predictions
@@ -233,31 +234,37 @@ def score_models(
 ) -> MetricsDocument:
     """The one scoring of audits and scorings: each ``(model, kind, outputs)``, taken one at a time,
     by its kind's measures (the outputs kept only for the benchmark's analyses across models), as
-    :func:`scored_metrics`' document; a model none of whose answers the measures read is refused
-    (naming ``source``, the predictions file, when given)."""
+    :func:`scored_metrics`' document; a model none of whose answers the measures read is warned of
+    (naming ``source``, the predictions file, when given): its measures are all empty, and its
+    answers are kept in the run to show why (a gate refuses such a run)."""
     models, kinds, held = {}, {}, {}
     for model, kind, found in outputs:
         measures = benchmark.measures[kind]
         models[model] = measures.score(columns, found, model=model, bootstrap=bootstrap, seed=seed)
         if not found.answered().any():
-            raise _nothing_read(model, len(found), source)
+            warnings.warn(_nothing_read(model, len(found), source), NothingReadWarning, stacklevel=2)
         kinds[model] = kind
         if benchmark.extras:
             held[model] = found
     return scored_metrics(benchmark, columns, models, kinds, held, bootstrap=bootstrap, seed=seed)
 
 
-def _nothing_read(model: str, n_answers: int, source: str | Path | None) -> NlibiasError:
-    """The refusal of a model whose every answer is unreadable: its measures would all be empty."""
-    reason = (
-        f"model {model!r}: none of its {n_answers} answers was read (all {n_answers} have no label, "
-        "chosen option or sentence scores), so every measure would be empty"
+class NothingReadWarning(UserWarning):
+    """A model none of whose answers the measures read: every measure of it is empty."""
+
+
+def _nothing_read(model: str, n_answers: int, source: str | Path | None) -> str:
+    """Why a model whose every answer is unreadable has no measure, and what to do."""
+    where = f"{source}: " if source is not None else ""
+    fix = (
+        "give the model's answers as labels, chosen options or sentence scores"
+        if source is not None
+        else "check its answers in predictions.jsonl (a generative LM: its prompt's answer words, or scored answers)"
     )
-    if source is not None:
-        fix = "give the model's answers as labels, chosen options or sentence scores, or leave the model out"
-        return SourceError(source, None, reason, fix=fix)
-    fix = "check the model's outputs (a generative LM: its prompt's answer words, or scored answers)"
-    return DataError(reason, model=model, fix=fix)
+    return (
+        f"{where}model {model!r}: none of its {n_answers} answers was read (all {n_answers} have no label, "
+        f"chosen option or sentence scores), so every measure of it is empty: {fix}"
+    )
 
 
 def write_outputs(
