@@ -165,3 +165,19 @@ def test_a_setting_the_file_made_is_refused_at_its_line_a_setting_given_by_its_n
     with pytest.raises(ConfigError, match=r"^out_dir .* is the folder of parameter source") as caught:
         nlibias.extend(out_dir=source, source=source, **settings)
     assert caught.value.parameter == "out_dir" and sorted(source.rglob("*")) == before
+
+
+def test_a_configuration_file_that_is_the_run_s_own_config_yaml_is_not_replaced(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    config = run / "config.yaml"
+    text = "# the user's notes\nsubtopics: [man_is_to_breadwinner]\n"
+    config.write_text(text, encoding="utf-8")
+    settings: dict[str, Any] = {"fill_model": "fake", "until": "masks", "progress": False}
+    with pytest.raises(ConfigError, match=r"is the run's own config.yaml in out_dir") as caught:
+        nlibias.extend(config, out_dir=run, **settings)
+    assert caught.value.parameter == "config" and config.read_text(encoding="utf-8") == text
+    assert sorted(p.name for p in run.iterdir()) == ["config.yaml"]  # refused before anything is written
+    nlibias.extend(config, out_dir=tmp_path / "elsewhere", **settings)
+    resolved = tmp_path / "elsewhere" / "config.yaml"  # the run's own, resolved file: a rerun from it is fine
+    assert nlibias.extend(resolved, out_dir=tmp_path / "elsewhere", **settings).status == "stopped"

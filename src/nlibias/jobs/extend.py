@@ -10,16 +10,18 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from typing_extensions import TypedDict, Unpack
 
 from nlibias.errors import ConfigError
-from nlibias.extension.config import ExtendConfig, load_config
+from nlibias.extension.config import ExtendConfig, dump_config, load_config
 from nlibias.extension.config_overrides import SETTING_KEYS, as_the_files, with_overrides
 from nlibias.extension.pipeline import PipelineResult, StageReport, run_pipeline
+from nlibias.io.overwrites import file_identity
 from nlibias.schema.declared import PathArg, declared, one_or_many
+from nlibias.textio.text_files import read_text
 
 
 class ExtendSettings(TypedDict, total=False):
@@ -110,6 +112,8 @@ def extend(
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""
     chosen = extend_config(config, **settings)
+    if config is not None and not isinstance(config, ExtendConfig):
+        _refuse_replacing_the_config(config, chosen)
     try:
         return run_pipeline(
             chosen, from_stage=from_stage, until=until, progress=progress, on_stage=on_stage, force=force
@@ -119,3 +123,18 @@ def extend(
             raise
         given = [s for s in SETTING_KEYS if _override_value(s, settings.get(s)) is not None]
         raise as_the_files(error, config, given) from None
+
+
+def _refuse_replacing_the_config(path: PathArg, chosen: ExtendConfig) -> None:
+    """Refuse a configuration file that is the run's own ``config.yaml``, which the run replaces with
+    the resolved configuration, unless it already is that (a rerun from the run's own file)."""
+    written = Path(chosen.run_dir) / "config.yaml"
+    if file_identity(written) != file_identity(path) or read_text(path) == dump_config(chosen):
+        return
+    raise ConfigError(
+        f"{{config}} {str(path)!r} is the run's own config.yaml in {{out_dir}}, which the run replaces "
+        "with the resolved configuration (your file's comments and settings as written would be lost): "
+        "keep your configuration file outside the run folder, or name another {out_dir}",
+        parameter="config",
+        names=("out_dir",),
+    )
