@@ -23,22 +23,7 @@ from bad_input_cases_s28c import _explain_args
 from bad_input_cases_s28c_more import CLASSIFIER, QUEUE_HEADER, Add, extend_cli, extend_yaml, pair, write
 from bad_input_corpus import Base, Case, audit_args, cases_of, score_args
 
-_PIPE = "exit 0, 'wrote PATH': the atomic writer (io/atomic.py PendingFile/atomic_write_text: a temporary file then os.replace) replaces a named pipe given as --out with a regular file, destroying it; as root the same replaces a device (--out /dev/full or /dev/null became a regular file in this session's measurement): a target that exists and is not a regular file should be refused naming it (or written through); no number wrong"
-KNOWN: dict[str, str] = {
-    "s28d-empty/cli-validate-resolve-a-header-only-queue": (
-        "exit 0: a queue with no hypotheses is resolved to an empty judgements.csv ('{}' categories) and the next "
-        "step (extend --from validate) is printed, with no warning (validate export of the same queue warns, "
-        "naming it): jobs/validation.py resolve should warn the same way; no number wrong"
-    ),
-    "s28d-outputs/cli-export-model-index-out-a-named-pipe": _PIPE,
-    "s28d-outputs/cli-report-md-out-a-named-pipe": _PIPE,
-    "s28d-outputs/cli-masks-derive-out-a-named-pipe": _PIPE,
-    "s28d-outputs/python-expand-out-dir-an-existing-file": (
-        "traceback: nlibias.expand(out_dir=<an existing file>) raises a raw FileExistsError from "
-        "io/atomic.locked_folder's mkdir (the command line refuses it clearly, naming the file): the lock of "
-        "jobs/expand.py (new this hour) runs before the out_dir check; no file written"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 Build = Callable[[Path, Base], list[str]]
 PyBuild = Callable[[Path, Base], Callable[[], object]]

@@ -95,9 +95,23 @@ def write_target(path: str | Path) -> Path:
     >>> (d / "link").symlink_to("card.md")
     >>> write_target(d / "link") == (d / "card.md").resolve()
     True
+    >>> write_target("/dev/null")
+    Traceback (most recent call last):
+    nlibias.errors.FileAccessError: /dev/null: is not a regular file (a device, a pipe or a socket), which writing it would replace (name a file to write, not a special file such as /dev/null)
     """
     path = Path(path)
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        kind = target.stat().st_mode
+    except OSError:  # a new file (or one the write itself will report)
+        return target
+    if not (stat.S_ISREG(kind) or stat.S_ISDIR(kind)):  # a rename would replace a device or a pipe
+        raise FileAccessError(
+            str(path),
+            "is not a regular file (a device, a pipe or a socket), which writing it would replace",
+            fix="name a file to write, not a special file such as /dev/null",
+        )
+    return target
 
 
 def _sync_file(path: Path) -> None:
@@ -188,7 +202,7 @@ def locked_update(path: str | Path) -> Iterator[Path]:
 
 
 @contextmanager
-def locked_folder(path: str | Path) -> Iterator[Path]:
+def locked_folder(path: str | Path, *, parameter: str = "out_dir") -> Iterator[Path]:
     """Hold an exclusive lock on a folder (made if missing) while a set of files that belong
     together is written into it: two writers at once take turns, and the folder holds one writer's
     files, not a mix.
@@ -201,6 +215,14 @@ def locked_folder(path: str | Path) -> Iterator[Path]:
     ['a.txt']
     """
     folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise FileAccessError(
+            str(folder),
+            "is a file, not a folder",
+            fix=f"name a folder in {{{parameter}}}",
+            parameter=parameter,
+            names=(parameter,),
+        )
     folder.mkdir(parents=True, exist_ok=True)
     try:
         import fcntl

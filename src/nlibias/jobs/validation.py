@@ -85,7 +85,7 @@ def resolve(run_dir: PathArg, *, rule: str = "drop", min_annotators: PositiveInt
 
     >>> # nlibias.validation_resolve("runs/next", rule="majority")["status"]"""
     parsed = parse_rule(rule)
-    round_ = AnnotationRound.open(run_dir)
+    round_ = _opened(run_dir, "nothing was resolved, and the judgements file holds no row")
     resolved = resolve_labels(round_.queue, round_.store.current(), parsed, min_annotators=min_annotators)
     path = write_judgements(run_dir, round_.queue, resolved)
     # beside the judgements, for the dataset card: the rule, who judged and how far they agreed
@@ -102,6 +102,19 @@ def resolve(run_dir: PathArg, *, rule: str = "drop", min_annotators: PositiveInt
     return {**resolution_summary(resolved), "rule": rule, "judgements": str(path)}
 
 
+def _opened(run_dir: PathArg, outcome: str) -> AnnotationRound:
+    """The run's annotation round; an empty queue (a run whose filters kept nothing) is warned of,
+    saying what that leaves (a faithful, empty result)."""
+    round_ = AnnotationRound.open(run_dir)
+    if not round_.queue:
+        warnings.warn(
+            f"{Path(run_dir) / QUEUE_CSV} holds no hypotheses (the extend run kept none to validate): {outcome}",
+            QueueWarning,
+            stacklevel=3,
+        )
+    return round_
+
+
 @declared
 def export(run_dir: PathArg, *, fmt: ExportFormat = "csv", out: PathArg | None = None) -> ExportResult:
     """An ``extend`` run's queue with every annotator's current answers (and model suggestions) as
@@ -110,14 +123,7 @@ def export(run_dir: PathArg, *, fmt: ExportFormat = "csv", out: PathArg | None =
 
     >>> # nlibias.validation_export("runs/next", fmt="label-studio").text"""
     refuse_overwrites({"out": out}, {"run": run_files(run_dir)})  # the queue or the database, say
-    round_ = AnnotationRound.open(run_dir)
-    if not round_.queue:  # a run whose filters kept nothing: a faithful, empty export, said so
-        warnings.warn(
-            f"{Path(run_dir) / QUEUE_CSV} holds no hypotheses (the extend run kept none to validate): "
-            "nothing was exported",
-            QueueWarning,
-            stacklevel=2,
-        )
+    round_ = _opened(run_dir, "nothing was exported")
     text = export_judgements(round_.queue, round_.store.current(), round_.store.suggestions(), fmt=fmt)
     if out is not None:
         atomic_write_text(out, text)
