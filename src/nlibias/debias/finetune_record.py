@@ -199,7 +199,7 @@ def read_record(out: Path) -> tuple[FinetuneRecord | None, str | None]:
         return None, f"cannot be read ({error})"
     except SourceError as error:  # not UTF-8, not JSON, a key twice
         field = f"field {error.field}: " if error.field else ""
-        return None, f"is damaged, cut short or edited? (line {error.line}: {field}{error.reason})"
+        return None, f"is not valid JSON, cut short or edited? (line {error.line}: {field}{error.reason})"
     if not isinstance(record, dict) or not isinstance(record.get("fingerprint"), str):
         return None, "is not a fine-tune record (no fingerprint)"
     return cast(FinetuneRecord, record), None
