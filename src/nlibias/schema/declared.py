@@ -92,7 +92,7 @@ class _NotBlank:
 def _not_blank_path(path: T) -> T:
     if isinstance(path, str) and not path.strip():
         raise ValueError(
-            f"{path!r} is a blank path (read as the folder '.'); give a file or folder, or leave it out"
+            f"{path!r} is empty: a blank path (read as the folder '.'); give a file or folder, or leave it out"
         )
     return path
 
