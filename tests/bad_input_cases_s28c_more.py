@@ -13,6 +13,7 @@ import nlibias
 from bad_input_cases_declared import _model_dir
 from bad_input_cases_s26 import _extend_args, _gate, _rules, _run_copy
 from bad_input_cases_s27 import _augment, _debias, _finetune, _training, _vrun
+from bad_input_cases_s28 import _write as write
 from bad_input_corpus import (
     BBNLI_CSV_HEADER,
     QUEUE_HEADER,
@@ -33,15 +34,6 @@ TEMPLATE = {
     "masked": "{{GROUP1}} are simply the main <mask>.",
     "strategy": "replace_placeholder",
 }
-
-
-def write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
 
 
 def pair(d: Path, base: Base) -> tuple[Path, Path]:
