@@ -26,7 +26,6 @@ PACKAGE = Path(nlibias.__file__).parent
 # exists to name. Keep it short; a new entry needs a reason no parameter, file or data fits.
 NO_PARAMETER = {
     ("debias/training_rows.py", "require_packages"): "optional packages fine-tuning needs are missing",
-    ("validation/app.py", "_web_packages"): "the validation app's optional packages are missing",
     ("jobs/results.py", "finish_run"): "a benchmark's scorer breaks its own measure declarations",
 }
 

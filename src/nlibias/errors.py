@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -175,3 +177,23 @@ class PluginError(NlibiasError):
         self.plugin = plugin
         self.reason = reason
         super().__init__(f"{plugin}: {reason} (report it to the plug-in's authors, or uninstall it)")
+
+
+def import_extra(
+    module: str, extra: str, *, use: str, parameter: str | None = None, otherwise: str = ""
+) -> ModuleType:
+    """``module`` imported, or the one ConfigError of a missing optional package: the ``use`` that
+    needs it, the extra that installs it, and ``otherwise`` (a way to do without), naming ``parameter``.
+
+    >>> import_extra("json", "none", use="reading JSON").__name__
+    'json'
+    >>> import_extra("no_such_module", "report", use="figures", otherwise="or make it without")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: figures: no_such_module is not installed (pip install "nlibias[report]", or make it without)
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        missing = exc.name or module
+        fix = f'pip install "nlibias[{extra}]"' + (f", {otherwise}" if otherwise else "")
+        raise ConfigError(f"{use}: {missing} is not installed ({fix})", parameter=parameter) from None

@@ -32,7 +32,7 @@ from nlibias.benchmarks.occupation_rows import (
     RowProblem,
     repeated_rows,
 )
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, SourceError, import_extra
 from nlibias.schema import Sample
 
 #: Each column role's header names (as :func:`normalise_header` writes them).
@@ -144,12 +144,7 @@ def _is_workbook(path: Path) -> bool:
 @contextmanager
 def _worksheet(path: Path) -> Iterator[tuple[str, Iterator[tuple[Any, ...]]]]:
     """The first worksheet's title and rows, the workbook open while they are read."""
-    try:
-        import openpyxl
-    except ImportError as exc:  # the xlsx extra is not installed
-        raise ConfigError(
-            "reading an .xlsx workbook needs openpyxl: pip install 'nlibias[xlsx]'", parameter="premises"
-        ) from exc
+    openpyxl = import_extra("openpyxl", "xlsx", use="reading an .xlsx workbook", parameter="premises")
     try:
         kind = workbook_kind(path)
     except OSError as exc:

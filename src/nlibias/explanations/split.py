@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
-from nlibias.errors import ConfigError
+from nlibias.errors import import_extra
 from nlibias.models.generative.answers import normalise_text, parse_answer, text_after_leading_answer
 from nlibias.models.generative.prompts import BINARY_ANSWERS
 
@@ -36,13 +36,9 @@ def split_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) ->
 
 @functools.cache
 def _segmenter() -> Any:
-    try:
-        import pysbd
-    except ImportError as exc:
-        raise ConfigError(
-            "explaining generated answers needs the sentence splitter pysbd: pip install 'nlibias[explain]'",
-            parameter="judges",
-        ) from exc
+    pysbd = import_extra(
+        "pysbd", "explain", use="the sentence splitter of generated explanations", parameter="judges"
+    )
     return pysbd.Segmenter(language="en", clean=False)
 
 

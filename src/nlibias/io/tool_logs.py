@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from nlibias.benchmarks.bbq import read_answer
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import SourceError, import_extra
 from nlibias.io.atomic import write_jsonl
 from nlibias.io.jsonl import iter_jsonl, json_object_or_none
 from nlibias.io.tool_log_checks import (
@@ -310,12 +310,10 @@ def _loglikelihoods(path: Path, line: int, resps: Any, n_choices: int) -> list[f
 
 
 def _inspect_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
-    try:
-        from inspect_ai.log import read_eval_log_samples
-    except ImportError:
-        raise ConfigError(
-            'reading Inspect logs needs inspect-ai: pip install "nlibias[inspect]"', parameter="predictions"
-        ) from None
+    inspect_log = import_extra(
+        "inspect_ai.log", "inspect", use="reading Inspect logs", parameter="predictions"
+    )
+    read_eval_log_samples = inspect_log.read_eval_log_samples
     header = read_inspect_header(path)  # a failed, cancelled or unfinished run is refused here
     model = f"inspect:{header.eval.model}"
     seen: set[str] = set()

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import MinLen, Predicate
 
 from nlibias.catalog.registry import with_benchmarks
-from nlibias.errors import ConfigError, DataError
+from nlibias.errors import ConfigError, DataError, import_extra
 from nlibias.io.atomic import atomic_write_text
 from nlibias.io.overwrites import refuse_named_twice, refuse_overwrites, run_files
 from nlibias.io.run_manifest import run_directory
@@ -214,14 +214,13 @@ def _tables_report(loaded: Sequence[Run], fmt: str, compare: bool, out: str | Pa
 
 def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, plots: bool) -> ReportResult:
     if plots:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise ConfigError(
-                'figures need matplotlib: pip install "nlibias[report]", or make the report without '
-                "figures ({parameter plots})",
-                parameter="plots",
-            ) from None
+        import_extra(
+            "matplotlib",
+            "report",
+            use="the report's figures",
+            parameter="plots",
+            otherwise="or make the report without figures ({parameter plots})",
+        )
     target = Path(out) if out is not None else loaded[0].path / "report.html"
     report = write_report(list(loaded), target, compare_runs=True if compare else None, plots=plots)
     caveats = tuple(dict.fromkeys(c.kind for c in report.caveats))

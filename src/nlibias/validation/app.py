@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from nlibias.errors import ConfigError
+from nlibias.errors import import_extra
 from nlibias.schema.declared import NonNegativeFloat, settings_error
 from nlibias.validation.address import (
     MAX_BODY_BYTES,
@@ -99,14 +99,8 @@ def _static_text(name: str) -> str:
 
 
 def _web_packages() -> tuple[Any, Any]:
-    try:
-        import uvicorn
-        from fastapi import FastAPI
-    except ImportError as exc:  # pragma: no cover - exercised by the install check
-        raise ConfigError(
-            "the validation app needs FastAPI and uvicorn: pip install 'nlibias[validate]'"
-        ) from exc
-    return FastAPI, uvicorn
+    uvicorn = import_extra("uvicorn", "validate", use="the validation app")
+    return import_extra("fastapi", "validate", use="the validation app").FastAPI, uvicorn
 
 
 def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:

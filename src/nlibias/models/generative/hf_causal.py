@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from platformdirs import user_cache_dir
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, import_extra
 from nlibias.models.batching import plan_batches
 from nlibias.models.generative.answers import generated_record
 from nlibias.models.generative.defaults import PLAIN_ANSWER_CUE
@@ -108,12 +108,11 @@ class HFCausalLM:
         """Load (once) and return ``(model, tokenizer)``; no network when the files are local."""
         if self._model is not None:
             return self._model, self._tokenizer
-        try:
-            from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-        except ImportError as exc:  # pragma: no cover - depends on the installed extras
-            raise ConfigError(
-                "{generative} LMs need transformers: pip install 'nlibias[hf]'", parameter="generative"
-            ) from exc
+        transformers = import_extra(
+            "transformers", "hf", use="a Hugging Face {generative} LM", parameter="generative"
+        )
+        AutoConfig, AutoModelForCausalLM = transformers.AutoConfig, transformers.AutoModelForCausalLM
+        AutoTokenizer = transformers.AutoTokenizer
         kwargs: dict[str, Any] = {}
         location = self.source.name_or_path
         converted = self._converted_dir()

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError, DataError
+from nlibias.errors import DataError, import_extra
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.nli.sharded import (
     ClassifierFactory,
@@ -39,15 +39,10 @@ _QUIET_CONTEXT = {
 
 def import_ray() -> Any:
     """``ray`` (with Ray Data), or a :class:`ConfigError` that says how to install it."""
-    try:
-        import ray
-        import ray.data  # Ray without the [data] extra cannot run datasets
-    except ImportError as error:
-        raise ConfigError(
-            f'the Ray backend needs Ray Data ({error}): pip install "nlibias[ray]" '
-            "(on the driver and on every worker node)",
-            parameter="ray_address",
-        ) from None
+    where = "on the driver and on every worker node"
+    ray = import_extra("ray", "ray", use="the Ray backend", parameter="ray_address", otherwise=where)
+    # Ray without the [data] extra cannot run datasets
+    import_extra("ray.data", "ray", use="the Ray backend", parameter="ray_address", otherwise=where)
     return ray
 
 
