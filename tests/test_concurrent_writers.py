@@ -1,7 +1,9 @@
 """Two writers of one output at once, and a full disk, on the commands that write beside runs
 (issue #48): two ``validate import`` into one run keep every answer, two gates writing one JUnit
-file leave one gate's whole file, two ``expand`` into one folder leave one expansion's files (not
-a mix); a full disk names the file and leaves the previous outputs as they were.
+and Markdown file leave one gate's whole files, two ``expand`` into one folder leave one
+expansion's files (not a mix: each holds its output folder's lock, ``io/atomic.locked_folder``,
+which a killed writer does not keep); a full disk names the file and leaves the previous outputs
+as they were.
 
 The writers are forked children that wait for each other (a barrier) where the work starts and
 then take turns unevenly before their renames (:data:`PACES`: what a slow disk or a busy machine
@@ -13,8 +15,10 @@ import csv
 import errno
 import json
 import multiprocessing
+import os
 import re
 import shutil
+import signal
 import sqlite3
 import time
 from collections.abc import Callable
@@ -174,22 +178,26 @@ def _junit(path: Path) -> str:
 def test_two_gates_writing_one_junit_file_leave_one_gates_whole_file(
     inputs: dict[str, Path], tmp_path: Path
 ) -> None:
+    """Also its Markdown file beside it: the pair is one gate's (not one's XML, the other's summary)."""
     from nlibias.jobs import gate_output
 
     def gate(candidate: str, junit: Path) -> Callable[[], Any]:
-        args = ["gate", str(inputs[candidate]), "--baseline", str(inputs["a-copy"]), "--junit", str(junit)]
+        args = ["gate", str(inputs[candidate]), "--baseline", str(inputs["a-copy"]), "--junit", str(junit),
+                "--markdown", str(junit.with_suffix(".md"))]  # fmt: skip
         return lambda: runner.invoke(app, args, catch_exceptions=False)
 
     alone = {}
     for candidate in ("a", "b"):
         gate(candidate, tmp_path / f"{candidate}.xml")()
-        alone[candidate] = _junit(tmp_path / f"{candidate}.xml")
-    assert alone["a"] != alone["b"]
+        alone[candidate] = _junit(tmp_path / f"{candidate}.xml"), (tmp_path / f"{candidate}.md").read_text()
+    assert alone["a"][0] != alone["b"][0] and alone["a"][1] != alone["b"][1]
     for round_ in range(ROUNDS):
         junit = tmp_path / f"gate{round_}.xml"
         codes = _at_once(*[(gate(c, junit), gate_output, "gate_junit") for c in ("a", "b")])
         assert codes == [0, 0], f"round {round_}"
-        assert _junit(junit) in alone.values(), f"round {round_}"
+        assert _junit(junit) in [xml for xml, _ in alone.values()], f"round {round_}"
+        pair = _junit(junit), junit.with_suffix(".md").read_text()
+        assert pair in alone.values(), f"round {round_}: one gate's JUnit file, the other's Markdown"
         assert not list(tmp_path.glob(".*.part")), f"round {round_}"
 
 
@@ -225,6 +233,29 @@ def test_two_expands_into_one_folder_leave_one_expansions_files(
         ]
         assert _at_once(*works) == [0, 0], f"round {round_}"
         assert _expansion(out) in alone.values(), f"round {round_}: the files of two expansions mixed"
+
+
+def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path: Path) -> None:
+    """The lock is the kernel's (``flock``): it goes with the process, so no lock file is left."""
+    from nlibias.io.atomic import locked_folder
+
+    def hold() -> None:
+        with locked_folder(tmp_path / "out"):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def take() -> None:
+        with locked_folder(tmp_path / "out"):
+            pass
+
+    context = multiprocessing.get_context("fork")
+    for target, code in ((hold, -signal.SIGKILL), (take, 0)):
+        child = context.Process(target=target)
+        child.start()
+        child.join(30)
+        if child.is_alive():  # still waiting for the killed writer's lock
+            child.kill()
+        assert child.exitcode == code, target.__name__
+    assert [p.name for p in tmp_path.rglob("*")] == ["out"]
 
 
 # -- a full disk -----------------------------------------------------------------------------------
