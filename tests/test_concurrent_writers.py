@@ -1,9 +1,9 @@
 """Two writers of one output at once, and a full disk, on the commands that write beside runs
 (issue #48): two ``validate import`` into one run keep every answer, two gates writing one JUnit
-and Markdown file leave one gate's whole files, two ``expand`` into one folder leave one
-expansion's files (not a mix: each holds its output folder's lock, ``io/atomic.locked_folder``,
-which a killed writer does not keep); a full disk names the file and leaves the previous outputs
-as they were.
+and Markdown file leave one gate's whole files, two ``expand`` or ``export lm-eval`` into one
+folder leave one's files (not a mix: each holds its output folder's lock,
+``io/atomic.locked_folder``, which a killed writer does not keep); a full disk names the file and
+leaves the previous outputs as they were.
 
 The writers are forked children that wait for each other (a barrier) where the work starts and
 then take turns unevenly before their renames (:data:`PACES`: what a slow disk or a busy machine
@@ -233,6 +233,41 @@ def test_two_expands_into_one_folder_leave_one_expansions_files(
         ]
         assert _at_once(*works) == [0, 0], f"round {round_}"
         assert _expansion(out) in alone.values(), f"round {round_}: the files of two expansions mixed"
+
+
+def _rerun_alone(
+    out: Path, works: dict[str, Callable[[], Any]], read: Callable[[Path], Any]
+) -> dict[str, Any]:
+    """Each writer's files written alone into ``out`` (emptied first), as ``read`` gives them: the
+    sets a mix is told from."""
+    alone = {}
+    for name, work in works.items():
+        shutil.rmtree(out, ignore_errors=True)
+        work()
+        alone[name] = read(out)
+    assert len({repr(files) for files in alone.values()}) == len(works)
+    return alone
+
+
+def test_two_lm_eval_exports_into_one_folder_leave_one_exports_files(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """One task name, two prompts: the task's documents, config, script and record are one export's."""
+    from nlibias.integrations import lm_eval
+
+    out = tmp_path / "out"
+    works = {
+        prompt: lambda prompt=prompt: lm_eval.export_lm_eval(
+            inputs["samples"], out, prompt=prompt, model=str(inputs["causal"]), task="bbnli_task"
+        )
+        for prompt in ("true", "entailed")
+    }
+    alone = _rerun_alone(out, works, _files)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, lm_eval, "local_causal_lm") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert _files(out) in alone.values(), f"round {round_}: the files of two exports mixed"
 
 
 def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path: Path) -> None:
