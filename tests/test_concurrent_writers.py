@@ -1,9 +1,9 @@
 """Two writers of one output at once, and a full disk, on the commands that write beside runs
 (issue #48): two ``validate import`` into one run keep every answer, two gates writing one JUnit
 and Markdown file leave one gate's whole files, two ``expand`` or ``export lm-eval`` into one
-folder leave one's files (not a mix: each holds its output folder's lock,
-``io/atomic.locked_folder``, which a killed writer does not keep); a full disk names the file and
-leaves the previous outputs as they were.
+folder and two scorings into one run directory leave one's files (not a mix: each holds its
+output folder's lock, ``io/atomic.locked_folder``, which a killed writer does not keep); a full
+disk names the file and leaves the previous outputs as they were.
 
 The writers are forked children that wait for each other (a barrier) where the work starts and
 then take turns unevenly before their renames (:data:`PACES`: what a slow disk or a busy machine
@@ -268,6 +268,44 @@ def test_two_lm_eval_exports_into_one_folder_leave_one_exports_files(
         codes = _at_once(*[(work, lm_eval, "local_causal_lm") for work in works.values()])
         assert codes == [0, 0], f"round {round_}"
         assert _files(out) in alone.values(), f"round {round_}: the files of two exports mixed"
+
+
+def _run_files(run: Path) -> dict[str, bytes]:
+    """A run directory's files, its manifest checked (a mixed set it lists would pass), the run
+    fields of metrics.json left out."""
+    from nlibias.io.run_dir import read_run
+
+    read = read_run(run)
+    files = _files(run)
+    metrics = json.loads(files.pop("metrics.json"))
+    metrics.pop("run")
+    files.pop("manifest.json")
+    assert set(read.metrics["models"]) == {
+        row["model"] for row in map(json.loads, files["predictions.jsonl"].splitlines())
+    }
+    return files | {"metrics.json": json.dumps(metrics, sort_keys=True).encode()}
+
+
+def test_two_scorings_into_one_run_directory_leave_one_scorings_files(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two ``score --out RUN`` of different models' predictions at once: the run's predictions,
+    metrics, tables and manifest are one scoring's (its manifest lists the files it wrote)."""
+    from nlibias.jobs import score
+
+    out = tmp_path / "out"
+    works = {
+        model: lambda model=model: score.run_score(
+            inputs["samples"], inputs[model] / "predictions.jsonl", out_dir=out, bootstrap=40
+        )
+        for model in ("a", "b")
+    }
+    alone = _rerun_alone(out, works, _run_files)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, score, "check_run_file") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert _run_files(out) in alone.values(), f"round {round_}: the files of two scorings mixed"
 
 
 def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path: Path) -> None:
