@@ -121,12 +121,15 @@ def _child(start: Any, pace: tuple[float, ...], work: Callable[[], Any], module:
         raise SystemExit(2) from None
 
 
-def _at_once(*works: tuple[Callable[[], Any], Any, str]) -> list[int | None]:
-    """Run each ``(work, module, name)`` in a forked child, all starting at once; their exit codes."""
+def _at_once(
+    *works: tuple[Callable[[], Any], Any, str], paces: tuple[tuple[float, ...], ...] = PACES
+) -> list[int | None]:
+    """Run each ``(work, module, name)`` in a forked child, all starting at once; their exit codes.
+    ``paces``: as :data:`PACES` (a command with a rename before ``name``: a leading 0 for it)."""
     context = multiprocessing.get_context("fork")
     start = context.Barrier(len(works))
     children = [
-        context.Process(target=_child, args=(start, PACES[i % len(PACES)], *work))
+        context.Process(target=_child, args=(start, paces[i % len(paces)], *work))
         for i, work in enumerate(works)
     ]
     for child in children:
@@ -306,6 +309,40 @@ def test_two_scorings_into_one_run_directory_leave_one_scorings_files(
         codes = _at_once(*[(work, score, "check_run_file") for work in works.values()])
         assert codes == [0, 0], f"round {round_}"
         assert _run_files(out) in alone.values(), f"round {round_}: the files of two scorings mixed"
+
+
+def test_two_explains_into_one_run_leave_one_explanations_files(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two ``explain RUN`` with different judges at once: explanations.jsonl and its summary are one's."""
+    from nlibias.jobs import explain
+
+    run = tmp_path / "run"
+    works = {
+        judge: lambda judge=judge: runner.invoke(
+            app,
+            ["explain", str(run), "--no-cache", "--bootstrap", "0", "--judge", judge],
+            catch_exceptions=False,
+        )
+        for judge in ("fake:j", "fake:k")
+    }
+
+    def fresh(out: Path) -> None:
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(inputs["generated"], out)
+
+    alone = {}
+    for judge, work in works.items():
+        fresh(run)
+        work()
+        alone[judge] = _files(run / "explanations")
+    assert alone["fake:j"] != alone["fake:k"]
+    for round_ in range(ROUNDS):
+        fresh(run)
+        paces = tuple((0.0, *pace) for pace in PACES)  # explain.json's rename comes before the judging
+        codes = _at_once(*[(work, explain, "judge_answers") for work in works.values()], paces=paces)
+        assert codes == [0, 0], f"round {round_}"
+        assert _files(run / "explanations") in alone.values(), f"round {round_}: two explains' files mixed"
 
 
 def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path: Path) -> None:
