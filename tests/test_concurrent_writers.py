@@ -1,7 +1,9 @@
 """Two writers of one output at once, and a full disk, on the commands that write beside runs
 (issue #48): two ``validate import`` into one run keep every answer, two gates writing one JUnit
-file leave one gate's whole file, two ``expand`` into one folder leave one expansion's files (not
-a mix); a full disk names the file and leaves the previous outputs as they were.
+and Markdown file leave one gate's whole files, two ``expand`` or ``export lm-eval`` into one
+folder and two scorings into one run directory leave one's files (not a mix: each holds its
+output folder's lock, ``io/atomic.locked_folder``, which a killed writer does not keep); a full
+disk names the file and leaves the previous outputs as they were.
 
 The writers are forked children that wait for each other (a barrier) where the work starts and
 then take turns unevenly before their renames (:data:`PACES`: what a slow disk or a busy machine
@@ -13,8 +15,10 @@ import csv
 import errno
 import json
 import multiprocessing
+import os
 import re
 import shutil
+import signal
 import sqlite3
 import time
 from collections.abc import Callable
@@ -117,12 +121,15 @@ def _child(start: Any, pace: tuple[float, ...], work: Callable[[], Any], module:
         raise SystemExit(2) from None
 
 
-def _at_once(*works: tuple[Callable[[], Any], Any, str]) -> list[int | None]:
-    """Run each ``(work, module, name)`` in a forked child, all starting at once; their exit codes."""
+def _at_once(
+    *works: tuple[Callable[[], Any], Any, str], paces: tuple[tuple[float, ...], ...] = PACES
+) -> list[int | None]:
+    """Run each ``(work, module, name)`` in a forked child, all starting at once; their exit codes.
+    ``paces``: as :data:`PACES` (a command with a rename before ``name``: a leading 0 for it)."""
     context = multiprocessing.get_context("fork")
     start = context.Barrier(len(works))
     children = [
-        context.Process(target=_child, args=(start, PACES[i % len(PACES)], *work))
+        context.Process(target=_child, args=(start, paces[i % len(paces)], *work))
         for i, work in enumerate(works)
     ]
     for child in children:
@@ -174,22 +181,26 @@ def _junit(path: Path) -> str:
 def test_two_gates_writing_one_junit_file_leave_one_gates_whole_file(
     inputs: dict[str, Path], tmp_path: Path
 ) -> None:
+    """Also its Markdown file beside it: the pair is one gate's (not one's XML, the other's summary)."""
     from nlibias.jobs import gate_output
 
     def gate(candidate: str, junit: Path) -> Callable[[], Any]:
-        args = ["gate", str(inputs[candidate]), "--baseline", str(inputs["a-copy"]), "--junit", str(junit)]
+        args = ["gate", str(inputs[candidate]), "--baseline", str(inputs["a-copy"]), "--junit", str(junit),
+                "--markdown", str(junit.with_suffix(".md"))]  # fmt: skip
         return lambda: runner.invoke(app, args, catch_exceptions=False)
 
     alone = {}
     for candidate in ("a", "b"):
         gate(candidate, tmp_path / f"{candidate}.xml")()
-        alone[candidate] = _junit(tmp_path / f"{candidate}.xml")
-    assert alone["a"] != alone["b"]
+        alone[candidate] = _junit(tmp_path / f"{candidate}.xml"), (tmp_path / f"{candidate}.md").read_text()
+    assert alone["a"][0] != alone["b"][0] and alone["a"][1] != alone["b"][1]
     for round_ in range(ROUNDS):
         junit = tmp_path / f"gate{round_}.xml"
         codes = _at_once(*[(gate(c, junit), gate_output, "gate_junit") for c in ("a", "b")])
         assert codes == [0, 0], f"round {round_}"
-        assert _junit(junit) in alone.values(), f"round {round_}"
+        assert _junit(junit) in [xml for xml, _ in alone.values()], f"round {round_}"
+        pair = _junit(junit), junit.with_suffix(".md").read_text()
+        assert pair in alone.values(), f"round {round_}: one gate's JUnit file, the other's Markdown"
         assert not list(tmp_path.glob(".*.part")), f"round {round_}"
 
 
@@ -225,6 +236,136 @@ def test_two_expands_into_one_folder_leave_one_expansions_files(
         ]
         assert _at_once(*works) == [0, 0], f"round {round_}"
         assert _expansion(out) in alone.values(), f"round {round_}: the files of two expansions mixed"
+
+
+def _rerun_alone(
+    out: Path, works: dict[str, Callable[[], Any]], read: Callable[[Path], Any]
+) -> dict[str, Any]:
+    """Each writer's files written alone into ``out`` (emptied first), as ``read`` gives them: the
+    sets a mix is told from."""
+    alone = {}
+    for name, work in works.items():
+        shutil.rmtree(out, ignore_errors=True)
+        work()
+        alone[name] = read(out)
+    assert len({repr(files) for files in alone.values()}) == len(works)
+    return alone
+
+
+def test_two_lm_eval_exports_into_one_folder_leave_one_exports_files(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """One task name, two prompts: the task's documents, config, script and record are one export's."""
+    from nlibias.integrations import lm_eval
+
+    out = tmp_path / "out"
+    works = {
+        prompt: lambda prompt=prompt: lm_eval.export_lm_eval(
+            inputs["samples"], out, prompt=prompt, model=str(inputs["causal"]), task="bbnli_task"
+        )
+        for prompt in ("true", "entailed")
+    }
+    alone = _rerun_alone(out, works, _files)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, lm_eval, "local_causal_lm") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert _files(out) in alone.values(), f"round {round_}: the files of two exports mixed"
+
+
+def _run_files(run: Path) -> dict[str, bytes]:
+    """A run directory's files, its manifest checked (a mixed set it lists would pass), the run
+    fields of metrics.json left out."""
+    from nlibias.io.run_dir import read_run
+
+    read = read_run(run)
+    files = _files(run)
+    metrics = json.loads(files.pop("metrics.json"))
+    metrics.pop("run")
+    files.pop("manifest.json")
+    assert set(read.metrics["models"]) == {
+        row["model"] for row in map(json.loads, files["predictions.jsonl"].splitlines())
+    }
+    return files | {"metrics.json": json.dumps(metrics, sort_keys=True).encode()}
+
+
+def test_two_scorings_into_one_run_directory_leave_one_scorings_files(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two ``score --out RUN`` of different models' predictions at once: the run's predictions,
+    metrics, tables and manifest are one scoring's (its manifest lists the files it wrote)."""
+    from nlibias.jobs import score
+
+    out = tmp_path / "out"
+    works = {
+        model: lambda model=model: score.run_score(
+            inputs["samples"], inputs[model] / "predictions.jsonl", out_dir=out, bootstrap=40
+        )
+        for model in ("a", "b")
+    }
+    alone = _rerun_alone(out, works, _run_files)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, score, "check_run_file") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert _run_files(out) in alone.values(), f"round {round_}: the files of two scorings mixed"
+
+
+def test_two_explains_into_one_run_leave_one_explanations_files(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two ``explain RUN`` with different judges at once: explanations.jsonl and its summary are one's."""
+    from nlibias.jobs import explain
+
+    run = tmp_path / "run"
+    works = {
+        judge: lambda judge=judge: runner.invoke(
+            app,
+            ["explain", str(run), "--no-cache", "--bootstrap", "0", "--judge", judge],
+            catch_exceptions=False,
+        )
+        for judge in ("fake:j", "fake:k")
+    }
+
+    def fresh(out: Path) -> None:
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(inputs["generated"], out)
+
+    alone = {}
+    for judge, work in works.items():
+        fresh(run)
+        work()
+        alone[judge] = _files(run / "explanations")
+    assert alone["fake:j"] != alone["fake:k"]
+    for round_ in range(ROUNDS):
+        fresh(run)
+        paces = tuple((0.0, *pace) for pace in PACES)  # explain.json's rename comes before the judging
+        codes = _at_once(*[(work, explain, "judge_answers") for work in works.values()], paces=paces)
+        assert codes == [0, 0], f"round {round_}"
+        assert _files(run / "explanations") in alone.values(), f"round {round_}: two explains' files mixed"
+
+
+def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path: Path) -> None:
+    """The lock is the kernel's (``flock``): it goes with the process, so no lock file is left."""
+    from nlibias.io.atomic import locked_folder
+
+    def hold() -> None:
+        with locked_folder(tmp_path / "out"):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def take() -> None:
+        with locked_folder(tmp_path / "out"):
+            pass
+
+    context = multiprocessing.get_context("fork")
+    for target, code in ((hold, -signal.SIGKILL), (take, 0)):
+        child = context.Process(target=target)
+        child.start()
+        child.join(30)
+        if child.is_alive():  # still waiting for the killed writer's lock
+            child.kill()
+        assert child.exitcode == code, target.__name__
+    assert [p.name for p in tmp_path.rglob("*")] == ["out"]
 
 
 # -- a full disk -----------------------------------------------------------------------------------

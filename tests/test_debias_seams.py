@@ -383,7 +383,7 @@ def test_an_audit_stage_killed_before_its_complete_manifest_is_not_finished(tmp_
     run.mkdir()
     stage = Stage("audit", run, run / "manifest.json", {}, complete=lambda: _complete_run(run))
     assert not stage.has_finished()  # nothing written yet
-    begin_write(run, ["metrics.json"])
+    begin_write(run)
     assert (run / "manifest.json").is_file() and not stage.has_finished()
     (run / "metrics.json").write_text("{}", encoding="utf-8")
     finish_write(run, ["metrics.json"])

@@ -20,7 +20,7 @@ from annotated_types import Predicate
 from nlibias.catalog.registry import benchmark_for_source, read_checked_samples
 from nlibias.errors import ConfigError
 from nlibias.integrations.offline import local_causal_lm, model_dir
-from nlibias.io.atomic import atomic_write_text, write_json, write_jsonl
+from nlibias.io.atomic import atomic_write_text, locked_folder, write_json, write_jsonl
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.samples import resolve_samples_path
 from nlibias.models.generative.defaults import OptionScore
@@ -107,29 +107,29 @@ def export_lm_eval(
     pairs = {} if style.choices else backend.answer_spellings(style.answers)
     spellings = {word: [text for text, _ in found] for word, found in pairs.items()}
     documents = _documents(backend, rows, style, option_score, pairs)
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(written[0], documents)
     pretrained = model_dir(backend) if model_path is None else str(model_path)
     extra_args = ",add_bos_token=False" if backend.chat else ""
     command = shlex.join(_lm_eval_argv(out, name, f"pretrained={pretrained}{extra_args}"))
-    _write_script(written[2], name, pretrained, extra_args)
-    atomic_write_text(written[3], _METRICS_SOURCE)
-    _write_yaml(written[1], name, written[0], style.name, backend.name, backend.chat, option_score)
-    atomic_write_text(written[4], _readme(name, backend.chat, command))
-    write_json(
-        out / "nlibias_export.json",
-        {
-            "task": name,
-            "prompt": {"name": style.name, "template": style.template, "answers": list(style.answers)},
-            "model": backend.name,
-            "chat_template": backend.chat,
-            "spellings": spellings,
-            "option_score": option_score,
-            "documents": len(documents),
-            "samples": str(samples),
-            "command": command,
-        },
-    )
+    with locked_folder(out):  # another export into this folder at once: one's files, not a mix
+        write_jsonl(written[0], documents)
+        _write_script(written[2], name, pretrained, extra_args)
+        atomic_write_text(written[3], _METRICS_SOURCE)
+        _write_yaml(written[1], name, written[0], style.name, backend.name, backend.chat, option_score)
+        atomic_write_text(written[4], _readme(name, backend.chat, command))
+        write_json(
+            out / "nlibias_export.json",
+            {
+                "task": name,
+                "prompt": {"name": style.name, "template": style.template, "answers": list(style.answers)},
+                "model": backend.name,
+                "chat_template": backend.chat,
+                "spellings": spellings,
+                "option_score": option_score,
+                "documents": len(documents),
+                "samples": str(samples),
+                "command": command,
+            },
+        )
     return LmEvalExport(out, name, len(documents), backend.chat, spellings, command)
 
 

@@ -4,7 +4,7 @@ readers refuse a directory whose files do not match it.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
->>> begin_write(d, ["a.txt"])
+>>> begin_write(d)
 >>> _ = (d / "a.txt").write_text("new")
 >>> finish_write(d, ["a.txt"])
 >>> _ = (d / "a.txt").write_text("changed")
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NotRequired, cast
@@ -108,16 +108,12 @@ def file_entry(path: Path) -> ManifestEntry:
     return {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
 
 
-def begin_write(directory: str | Path, names: Collection[str], *, keep: Collection[Path] = ()) -> None:
-    """Before a run's first output is replaced: remove the ``.part`` files killed writes left
-    (except ``keep``) and mark the manifest incomplete."""
+def begin_write(directory: str | Path) -> None:
+    """Before a run's first output is replaced: mark the manifest incomplete. (Each file's write
+    removes the ``.part`` files killed writes of it left, not those of a live one:
+    :func:`~nlibias.io.atomic.temporary_file`.)"""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    kept = {Path(p).resolve() for p in keep}
-    for name in [*names, MANIFEST_JSON]:
-        for part in directory.glob(f".{name}.*.part"):
-            if part.resolve() not in kept:
-                part.unlink(missing_ok=True)
     write_json(directory / MANIFEST_JSON, _manifest({}, complete=False))
 
 

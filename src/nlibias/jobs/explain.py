@@ -23,6 +23,7 @@ from nlibias.explanations.run_files import (
     write_outputs,
 )
 from nlibias.explanations.split import splitter_identity
+from nlibias.io.atomic import locked_folder
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import json_object_or_none
 from nlibias.io.overwrites import refuse_overwrites, run_files
@@ -187,9 +188,9 @@ def _explain(work: _Work, cache: CacheOption, redone: tuple[str, ...]) -> Explai
     summary = summarise(rows, settings=work.settings, resamples=work.bootstrap, seed=work.seed)
     if work.lm_judge is not None:
         summary["lm_agreement"] = lm_agreement(rows, lm_labels)
-    work.stage.output.mkdir(parents=True, exist_ok=True)
-    write_outputs(work.stage.output, rows, summary)
-    finish_stage(work.stage.output.parent, work.stage, OUTPUTS)
+    with locked_folder(work.stage.output):  # another explain of this run at once: one's files, not a mix
+        write_outputs(work.stage.output, rows, summary)
+        finish_stage(work.stage.output.parent, work.stage, OUTPUTS)
     return ExplainResult(work.stage.output, summary, reused=False, redone=redone, stats=stats)
 
 

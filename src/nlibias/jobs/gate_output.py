@@ -15,11 +15,12 @@ from __future__ import annotations
 import socket
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 
 from nlibias.errors import ConfigError
-from nlibias.io.atomic import atomic_write_text
+from nlibias.io.atomic import atomic_write_text, locked_folder
 from nlibias.io.overwrites import Files, refuse_overwrites, run_files
 from nlibias.jobs.gate import GateCheck, GateResult
 from nlibias.metrics.verdicts import format_value
@@ -219,14 +220,17 @@ def gate_error_junit(reason: str, error_type: str) -> ET.Element:
 
 
 def _write(junit: str | Path | None, markdown: str | Path | None, xml: ET.Element, md: str) -> list[Path]:
-    written: list[Path] = []
-    if junit is not None:
-        text = ET.tostring(xml, encoding="unicode")
-        atomic_write_text(Path(junit), '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")
-        written.append(Path(junit))
-    if markdown is not None:
-        atomic_write_text(Path(markdown), md)
-        written.append(Path(markdown))
+    """The two files of one decision, their folders locked (in one order): another gate writing
+    them at once waits, and they are one gate's, not one's XML and the other's summary."""
+    written = [Path(path) for path in (junit, markdown) if path is not None]
+    with ExitStack() as held:
+        for folder in sorted({path.parent.resolve() for path in written}):
+            held.enter_context(locked_folder(folder))
+        if junit is not None:
+            text = ET.tostring(xml, encoding="unicode")
+            atomic_write_text(Path(junit), '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")
+        if markdown is not None:
+            atomic_write_text(Path(markdown), md)
     return written
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from nlibias.benchmarks.base import Benchmark
 from nlibias.catalog.registry import benchmark_for_source, load_plugins
 from nlibias.errors import ConfigError
-from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
+from nlibias.io.atomic import PendingFile, atomic_write_text, locked_folder, write_json
 from nlibias.io.overwrites import file_identity, refuse_overwrites
 from nlibias.io.predictions import PREDICTIONS_JSONL, predictions_file, write_predictions
 from nlibias.io.results import SCHEMA_VERSION, MetricsDocument, RunInfo, metrics_issues
@@ -275,22 +275,25 @@ def write_outputs(
     *,
     samples_sha256: str | None = None,
 ) -> None:
-    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`)."""
-    pending = predictions if isinstance(predictions, PendingFile) else None
-    begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
-    for derived in (out_dir / name for name in DERIVED_FILES):
-        if derived.is_dir():
-            shutil.rmtree(derived)
+    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`): another
+    audit or scoring into it at once waits, and the run is one's files, not a mix."""
+    with locked_folder(out_dir):
+        begin_write(out_dir)
+        for derived in (out_dir / name for name in DERIVED_FILES):
+            if derived.is_dir():
+                shutil.rmtree(derived)
+            else:
+                derived.unlink(missing_ok=True)
+        if isinstance(predictions, PendingFile):
+            predictions.commit()
         else:
-            derived.unlink(missing_ok=True)
-    if pending is not None:
-        pending.commit()
-    else:
-        write_predictions(out_dir / PREDICTIONS_JSONL, cast(Iterable[Prediction], predictions))
-    write_json(out_dir / METRICS_FILE, metrics)
-    atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
-    samples = metrics.get("run", {}).get("samples")
-    finish_write(out_dir, OUTPUT_FILES, inputs={"samples": samples}, input_sha256={"samples": samples_sha256})
+            write_predictions(out_dir / PREDICTIONS_JSONL, predictions)
+        write_json(out_dir / METRICS_FILE, metrics)
+        atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
+        samples = metrics.get("run", {}).get("samples")
+        finish_write(
+            out_dir, OUTPUT_FILES, inputs={"samples": samples}, input_sha256={"samples": samples_sha256}
+        )
 
 
 DERIVED_FILES = ("report.html", "report_files", "debias_comparison.json")
