@@ -488,3 +488,24 @@ def test_a_full_disk_under_the_annotation_database_says_no_space_left(
         assert ("no space left on the device" in done.output) == full, done.output
         monkeypatch.undo()
         assert _current(run) == before
+
+
+def test_two_reports_into_one_file_leave_one_reports_page_and_figures(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two ``report RUN --out F`` of different runs at once: the page and its figures folder are one
+    report's (both name their figures alike)."""
+    pytest.importorskip("matplotlib")
+    from nlibias.jobs import report
+
+    out = tmp_path / "out"
+    works = {
+        model: lambda model=model: report.make_report(inputs[model], out / "report.html")
+        for model in ("a", "b")
+    }
+    alone = _rerun_alone(out, works, _files)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, report, "load_runs") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert _files(out) in alone.values(), f"round {round_}: two reports' files mixed"

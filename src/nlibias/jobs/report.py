@@ -16,7 +16,7 @@ from annotated_types import MinLen, Predicate
 
 from nlibias.catalog.registry import with_benchmarks
 from nlibias.errors import ConfigError, DataError, import_extra
-from nlibias.io.atomic import atomic_write_text
+from nlibias.io.atomic import atomic_write_text, locked_folder
 from nlibias.io.overwrites import refuse_named_twice, refuse_overwrites, run_files
 from nlibias.io.run_manifest import run_directory
 from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing, save_comparison
@@ -222,7 +222,10 @@ def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, p
             otherwise="or make the report without figures ({parameter plots})",
         )
     target = Path(out) if out is not None else loaded[0].path / "report.html"
-    report = write_report(list(loaded), target, compare_runs=True if compare else None, plots=plots)
+    with locked_folder(
+        target.parent, parameter="out"
+    ):  # another report into this folder: one's page and figures
+        report = write_report(list(loaded), target, compare_runs=True if compare else None, plots=plots)
     caveats = tuple(dict.fromkeys(c.kind for c in report.caveats))
     figures = target.parent / (target.stem + ASSETS_DIR_SUFFIX) if report.plots else None
     return ReportResult("html", target, sections=tuple(report.sections), caveats=caveats, figures=figures)
