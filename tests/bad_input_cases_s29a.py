@@ -77,9 +77,6 @@ KNOWN: dict[str, str] = {
     "s29a-options/python-gate-rules-object-measure-max-abs-inf": (
         "GateRules built by hand with measures={bbnli_bias_score: {max_abs: inf}}: pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field measures.bbnli_bias_score.max_abs); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
     ),
-    "s29a-options/python-run-options-seed-with-bootstrap-0": (
-        "run_audit(..., run=RunOptions(bootstrap=0, seed=3)): exit 0, the audit runs and metrics.json records no seed, while audit(bootstrap=0, seed=3) and score(...) refuse a seed that applies to nothing (InapplicableOption); RunOptions's fields declare no AppliesTo for seed (src/nlibias/runtime/options.py RunOptions.seed; the applies rule lives in jobs.audit.audit_settings only); no number wrong (nothing is drawn)"
-    ),
 }
 
 PyBuild = Callable[[Path, Base], Callable[[], object]]
