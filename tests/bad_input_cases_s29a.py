@@ -35,15 +35,6 @@ KNOWN: dict[str, str] = {
     "s29a-predictor/python-stats-a-list": (
         "PredictorRun stats=[1, 2] (declared Mapping): TypeError 'list' object is not a mapping escapes (a traceback naming no parameter) (src/nlibias/runtime/contract.py PredictorRun, no declaration); no number written"
     ),
-    "s29a-sample-objects/python-first-id-an-int": (
-        "a Sample built by hand with id=5 (an int, as a frame's index gives): pyarrow's ArrowTypeError 'Expected bytes, got a int object' escapes while writing the temporary samples.parquet (a traceback naming neither id nor the sample), where gold/stereotype/premise of the wrong type get a SourceError naming the field (src/nlibias/schema/__init__.py Sample has no type check; the in-memory samples writer in src/nlibias/io/samples.py validates after the parquet write); no number written"
-    ),
-    "s29a-sample-objects/python-last-id-an-int": (
-        "the last Sample's id an int: the same ArrowTypeError traceback (src/nlibias/io/samples.py / schema Sample); no number written"
-    ),
-    "s29a-sample-objects/python-first-pair-key-an-int": (
-        "a Sample's pair_key an int: the same ArrowTypeError traceback (src/nlibias/io/samples.py / schema Sample); no number written"
-    ),
     "s29a-result/python-samples-frame-an-int": (
         "AuditResult.samples_frame(5): TypeError 'int' object is not iterable (a traceback naming no parameter); samples_frame is not @declared (src/nlibias/jobs/results.py AuditResult.samples_frame); nothing returned"
     ),
