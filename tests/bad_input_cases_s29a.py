@@ -23,18 +23,6 @@ from bad_input_cases_s28c_more import Add, pair
 from bad_input_corpus import Base, Case, audit_args, cases_of
 
 KNOWN: dict[str, str] = {
-    "s29a-predictor/python-probs-two-columns": (
-        "PredictorRun.of_probabilities with a (samples x 2) array: IndexError escapes from the row building (a traceback naming neither probs nor the predictor); the shape is never checked (src/nlibias/runtime/contract.py PredictorRun.of_probabilities); no number written"
-    ),
-    "s29a-predictor/python-label-unknown-word": (
-        "a predictor's Prediction rows with label 'maybe' (and probs): KeyError 'maybe' escapes from ModelOutputs.of_predictions (a traceback); the Prediction label is not checked where the rows are (src/nlibias/schema/outputs.py ModelOutputs.of_predictions / the predictor-run check in runtime); no number written"
-    ),
-    "s29a-predictor/python-label-unknown-word-no-probs": (
-        "the same with a label alone ('yes', probs None): KeyError 'yes' traceback (src/nlibias/schema/outputs.py ModelOutputs.of_predictions); no number written"
-    ),
-    "s29a-predictor/python-stats-a-list": (
-        "PredictorRun stats=[1, 2] (declared Mapping): TypeError 'list' object is not a mapping escapes (a traceback naming no parameter) (src/nlibias/runtime/contract.py PredictorRun, no declaration); no number written"
-    ),
     "s29a-result/python-samples-frame-an-int": (
         "AuditResult.samples_frame(5): TypeError 'int' object is not iterable (a traceback naming no parameter); samples_frame is not @declared (src/nlibias/jobs/results.py AuditResult.samples_frame); nothing returned"
     ),
