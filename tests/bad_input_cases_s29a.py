@@ -23,15 +23,6 @@ from bad_input_cases_s28c_more import Add, pair
 from bad_input_corpus import Base, Case, audit_args, cases_of
 
 KNOWN: dict[str, str] = {
-    "s29a-result/python-samples-frame-an-int": (
-        "AuditResult.samples_frame(5): TypeError 'int' object is not iterable (a traceback naming no parameter); samples_frame is not @declared (src/nlibias/jobs/results.py AuditResult.samples_frame); nothing returned"
-    ),
-    "s29a-result/python-samples-frame-a-list-of-paths": (
-        "samples_frame([path]) (a list of paths where one path or Sample objects are meant): AttributeError 'str' object has no attribute 'id' (a traceback) (src/nlibias/jobs/results.py AuditResult.samples_frame, not @declared); nothing returned"
-    ),
-    "s29a-result/python-samples-frame-a-dict": (
-        "samples_frame({'path': ...}): AttributeError 'str' object has no attribute 'id' (a traceback; the dict is iterated as its keys) (src/nlibias/jobs/results.py AuditResult.samples_frame, not @declared); nothing returned"
-    ),
     "s29a-options/python-gate-rules-object-margin-nan": (
         "GateRules built by hand with margin=nan: pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field margin); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
     ),
