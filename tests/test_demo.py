@@ -96,6 +96,15 @@ def test_demo_command_prints_where_the_report_is(tmp_path: Path, monkeypatch: py
     assert (out / "report.html").is_file()
 
 
+def test_a_demo_without_bootstrap_still_draws_its_pairs_with_the_seed(tmp_path: Path) -> None:
+    # the seed picks the pairs; the audit's RunOptions get it only when a bootstrap draws with it
+    options = dict(sample_pairs=16, model="fake:smollm2", cache_path=tmp_path / "c.sqlite", bootstrap=0)
+    result = run_demo(tmp_path / "demo", seed=3, **options)  # type: ignore[arg-type]
+    metrics = json.loads((tmp_path / "demo" / "metrics.json").read_text())
+    assert metrics["demo"]["seed"] == 3 and metrics["bootstrap"]["resamples"] == 0
+    assert result["n_pairs"] == 16
+
+
 def test_pairs_with_full_is_refused_by_its_name_on_each_surface(tmp_path: Path) -> None:
     with pytest.raises(
         ConfigError, match=r"^pairs 2 applies to the stratified sample, and full audits every pair"

@@ -321,3 +321,87 @@ def test_samples_frame_of_an_audit_of_a_temporary_expand_works(tmp_path: Path) -
     frame = result.samples_frame()
     assert len(frame) == len(result.predictions) and frame["premise"].notna().all()
     assert os.fspath(result.metrics["run"]["samples"])  # recorded, though gone
+
+
+# --- what a predictor returns: rows the outputs cannot be made of, probabilities of the wrong shape -------
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "reason"),
+    [
+        (lambda i: Prediction(i, "mine", "maybe", (0.1, 0.8, 0.1)), "label", "unknown label 'maybe'"),
+        (lambda i: Prediction(i, "mine", "yes"), "label", "unknown label 'yes'"),
+        (
+            lambda i: Prediction(i, "mine", "neutral", (0.5, 0.5)),
+            "probs",
+            "(0.5, 0.5) is not 3 probabilities",
+        ),
+    ],
+)
+def test_rows_the_outputs_cannot_be_made_of_are_refused_naming_the_predictor_sample_and_field(
+    row: Any, field: str, reason: str
+) -> None:
+    with pytest.raises(DataError) as caught:
+        PredictorRun.of_predictions([row(i) for i in IDS], "classifier", {})
+    assert (caught.value.model, caught.value.sample, caught.value.field) == ("mine", IDS[0], field)
+    message = str(caught.value)
+    assert f"predictor 'mine', sample {IDS[0]!r}: field {field}: {reason}" in message
+    assert "entailment, neutral, contradiction" in message  # what is allowed
+
+
+def test_a_row_that_is_no_prediction_is_refused_by_its_place() -> None:
+    rows: list[Any] = [Prediction(IDS[0], "mine", "neutral"), {"id": IDS[1], "label": "neutral"}]
+    with pytest.raises(
+        DataError, match=r"predictor 'mine', row 2: a dict, not a Prediction \(build each row"
+    ):
+        PredictorRun.of_predictions(rows, "classifier", {})
+
+
+@pytest.mark.parametrize(
+    ("ids", "probs", "got"),
+    [
+        (IDS, [[0.5, 0.5]] * 2, "an array of shape (2, 2), not (2, 3)"),
+        (IDS, [[0.25] * 4] * 2, "an array of shape (2, 4), not (2, 3)"),
+        (IDS[:1], [[0.2, 0.7, 0.1]] * 2, "an array of shape (2, 3), not (1, 3)"),
+        (IDS, "abc", "not an array of numbers"),
+    ],
+)
+def test_probabilities_that_are_not_a_row_of_three_per_id_are_refused_naming_the_predictor(
+    ids: list[str], probs: Any, got: str
+) -> None:
+    with pytest.raises(DataError) as caught:
+        PredictorRun.of_probabilities("mine", ids, probs)
+    assert caught.value.model == "mine" and caught.value.field == "probs"
+    assert f"predictor 'mine': field probs: {got}" in str(caught.value)
+
+
+def test_stats_that_are_no_mapping_are_refused_naming_the_predictor() -> None:
+    def listed(ids: list[str]) -> PredictorRun:
+        return PredictorRun.of_probabilities("mine", ids, np.array([[0.2, 0.7, 0.1]] * 2), stats=[1, 2])  # type: ignore[arg-type]
+
+    with pytest.raises(
+        DataError, match=r"predictor 'mine' returned stats \[1, 2\], a list, not a mapping"
+    ) as caught:
+        _audit(_Rows("mine", listed))
+    assert caught.value.field == "stats"
+
+
+# --- the result's methods: their parameters declared ----------------------------------------------------
+
+
+@pytest.mark.parametrize("given", [5, ["samples.jsonl"], {"path": "samples.jsonl"}, ""])
+def test_samples_frame_refuses_what_names_no_samples_by_its_parameter(given: Any) -> None:
+    result = nlibias.audit(PAIR, models=["fake:a"], cache=False, bootstrap=0, progress=False)
+    with pytest.raises(ConfigError) as caught:
+        result.samples_frame(given)
+    assert caught.value.parameter == "samples" and str(caught.value).startswith("samples ")
+    assert len(result.samples_frame(PAIR)) == len(PAIR)  # Sample objects are what it takes
+
+
+def test_tables_refuses_a_slice_they_do_not_cut_by_its_parameter() -> None:
+    result = nlibias.audit(PAIR, models=["fake:a"], cache=False, bootstrap=0, progress=False)
+    for call in (lambda: result.tables(by="subtopics"), lambda: result.tables(by=5)):
+        with pytest.raises(ConfigError, match="by must be domain or subtopic") as caught:
+            call()
+        assert caught.value.parameter == "by"
+    assert "| t " in result.tables(by="subtopic")  # the subtopic "t" is a row

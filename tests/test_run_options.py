@@ -13,6 +13,7 @@ from nlibias.jobs.audit import audit_settings, run_audit
 from nlibias.jobs.expand import expand_to_dir
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
+from nlibias.schema.applies import InapplicableOption
 from nlibias.schema.model_ref import ModelRef
 
 
@@ -36,6 +37,16 @@ def test_run_options_refuse_bad_values_naming_the_setting(
     with pytest.raises(ConfigError) as caught:
         RunOptions.of(**settings)
     assert caught.value.parameter == parameter and message in str(caught.value)
+
+
+def test_a_seed_with_nothing_drawn_is_refused_by_run_options_whoever_builds_them() -> None:
+    with pytest.raises(InapplicableOption, match=r"^seed 3 applies to random draws") as caught:
+        RunOptions(bootstrap=0, seed=3)
+    assert caught.value.parameter == "seed"
+    with pytest.raises(InapplicableOption):
+        audit_settings({"bootstrap": 0, "seed": 3})
+    assert RunOptions(bootstrap=0, limit=10, seed=3).seed == 3  # the subset is drawn with it
+    assert RunOptions(bootstrap=0, seed=0).seed == 0  # the default is no seed given
 
 
 def test_a_bad_limit_is_refused_before_the_samples_are_read(tmp_path: Path) -> None:
@@ -77,7 +88,8 @@ def test_run_audit_takes_the_objects_whole_and_refuses_anything_else(tmp_path: P
 
 
 def test_audit_settings_split_run_model_and_own_keywords() -> None:
-    own, run, options = audit_settings({"device": "cpu", "seed": 3, "note": "n"}, bootstrap=0)
+    # limit: the seed draws the subset (with bootstrap 0 and no limit, it would apply to nothing)
+    own, run, options = audit_settings({"device": "cpu", "seed": 3, "note": "n"}, bootstrap=0, limit=10)
     assert own == {"note": "n"}
     assert (run.seed, run.bootstrap, run.cache) == (3, 0, True)
     assert options == ModelOptions(device="cpu")

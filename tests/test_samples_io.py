@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import nlibias.io.samples as samples_io
-from nlibias.errors import SourceError
+from nlibias.errors import DataError, SourceError
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.schema import Sample
@@ -96,6 +96,27 @@ def test_a_missing_required_field_is_reported(tmp_path: Path) -> None:
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
     with pytest.raises(SourceError, match="pair_key"):
         read_samples(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"id": 5}, "id"),
+        ({"pair_key": 3}, "pair_key"),
+        ({"group": 1.5}, "group"),
+        ({"gold": "maybe"}, "gold"),
+        ({"provenance": [1, 2]}, "provenance"),
+    ],
+)
+def test_sample_objects_that_break_a_record_rule_are_refused_before_anything_is_written(
+    tmp_path: Path, change: dict[str, object], field: str
+) -> None:
+    bad = _sample(2, **change)
+    with pytest.raises(DataError) as caught:
+        write_samples(tmp_path, [_sample(0), _sample(1), bad])
+    assert caught.value.field == field and caught.value.sample == str(bad.id)
+    assert f"sample 3 of 3 (id {bad.id!r}): field {field}: " in str(caught.value)
+    assert list(tmp_path.iterdir()) == []  # neither file written
 
 
 def _wq_like(i: int) -> Sample:

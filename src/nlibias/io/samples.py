@@ -29,7 +29,7 @@ from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import dumps_finite, iter_jsonl
 from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import SampleColumns
-from nlibias.schema.declared import source_error
+from nlibias.schema.declared import problems, source_error
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text, is_plain
 
@@ -101,18 +101,22 @@ class SampleRecord(BaseModel):
         return value
 
 
+_RECORD_FIX = "samples need id, domain, subtopic, premise, hypothesis, gold, stereotype, pair_key"
+
+
 def _refusal(field: str | None, reason: str, fix: str) -> PydanticCustomError:
     return PydanticCustomError("nlibias_sample", "{reason}", {"field": field, "reason": reason, "fix": fix})
 
 
 def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, Path]:
-    """Write ``samples.jsonl`` and ``samples.parquet`` into ``run_dir``."""
+    """Write ``samples.jsonl`` and ``samples.parquet`` into ``run_dir`` (the samples held to a
+    samples file's record rules first: :func:`sample_records`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     run_dir = Path(run_dir)
     jsonl = run_dir / SAMPLES_JSONL
-    write_jsonl(jsonl, [s.to_dict() for s in samples])
+    write_jsonl(jsonl, sample_records(samples))
     columns: dict[str, list[Any]] = {name: [getattr(s, name) for s in samples] for name in _CORE_FIELDS}
     columns["provenance"] = [dumps_finite(dict(s.provenance), ensure_ascii=False) for s in samples]
     table = pa.table({name: pa.array(values, type=pa.string()) for name, values in columns.items()})
@@ -120,6 +124,36 @@ def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, P
     with atomic_path(parquet) as tmp:
         pq.write_table(table, tmp)
     return {"jsonl": jsonl, "parquet": parquet}
+
+
+def sample_records(samples: Sequence[Sample]) -> list[dict[str, Any]]:
+    """The records of ``samples`` (Sample objects, built in Python as well as read), each held to
+    :class:`SampleRecord`'s rules, as a file's line is, before anything is written: refused
+    (:class:`~nlibias.errors.DataError`) naming the sample (position and id) and the field.
+
+    >>> s = Sample(id=5, source="x", domain="d", subtopic="t", premise="P", hypothesis="H", gold="neutral")
+    >>> sample_records([s])
+    Traceback (most recent call last):
+    nlibias.errors.DataError: sample 1 of 1 (id 5): field id: Input should be a valid string (samples need id, domain, subtopic, premise, hypothesis, gold, stereotype, pair_key)
+    """
+    records = []
+    for position, sample in enumerate(samples):
+        record = {name: getattr(sample, name) for name in _CORE_FIELDS}
+        record["provenance"] = sample.provenance
+        try:
+            record_fields(record)
+        except ValidationError as exc:
+            first = problems(exc)[0]
+            where = f"field {first.field}: " if first.field else ""
+            raise DataError(
+                f"sample {position + 1} of {len(samples)} (id {sample.id!r}): {where}{first.reason}",
+                sample=str(sample.id),
+                field=first.field,
+                fix=first.fix or _RECORD_FIX,
+            ) from None
+        record["provenance"] = dict(sample.provenance)
+        records.append(record)
+    return records
 
 
 def resolve_samples_path(path: str | Path) -> Path:
@@ -306,6 +340,41 @@ def is_blank_text(text: str) -> bool:
     return all(unicodedata.category(c)[0] in "ZC" for c in text)
 
 
+def record_fields(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The core fields and provenance of one sample record under :class:`SampleRecord`'s rules
+    (pydantic's ValidationError when one is broken). A well-formed record is taken as it is
+    (several times faster); any other goes through :class:`SampleRecord`."""
+    get = raw.get
+    source: Any = get("source", "custom")
+    quick = (
+        get("gold") in LABELS
+        and get("stereotype", 0) in _STEREOTYPES
+        and "pair_key" in raw
+        and type(source) is str
+        and source != ""
+        and source.strip() is source
+        and type(get("provenance", {})) is dict
+        and set(raw) <= _KNOWN_KEYS
+    )
+    for name in _TEXT_FIELDS if quick else ():  # SampleRecord's field rules, inline
+        value = get(name)
+        if type(value) is not str:
+            quick = value is None and name not in _REQUIRED_TEXT
+        elif name in _TEXTS:  # is_blank_text, its usual case inline
+            quick = bool(value.strip()) if value.isprintable() else not is_blank_text(value)
+        else:  # a key field: not empty, no spaces around it
+            quick = value != "" and value.strip() is value
+        if not quick:
+            break
+    if quick:
+        fields = {name: get(name) for name in _CORE_FIELDS}
+        fields["source"] = source
+        return fields, get("provenance", {})
+    record = SampleRecord.model_validate(raw)
+    fields = {name: getattr(record, name) for name in _CORE_FIELDS}
+    return fields, {**record.provenance, **(record.model_extra or {})}
+
+
 _TWIN_FIELDS = ("domain", "subtopic", "premise", "premise_index", "combination_index", "premise_template")
 """What a pair's two samples share: their slice and premise (its text, or what rendered it)."""
 
@@ -321,44 +390,14 @@ class SampleRules:
     _waiting: dict[str, tuple[int, tuple[Any, ...]]] = field(default_factory=dict)
 
     def check(self, line: int, raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The fields and provenance of one record, or the refusal naming file, line and field. A
-        well-formed record is taken as it is (several times faster); any other goes through
-        :class:`SampleRecord`."""
+        """The fields and provenance of one record (:func:`record_fields`), or the refusal naming
+        file, line and field."""
         if not isinstance(raw, dict):
             raise SourceError(self.path, None, "expected a JSON object", line=line)
-        get = raw.get
-        source: Any = get("source", "custom")
-        quick = (
-            get("gold") in LABELS
-            and get("stereotype", 0) in _STEREOTYPES
-            and "pair_key" in raw
-            and type(source) is str
-            and source != ""
-            and source.strip() is source
-            and type(get("provenance", {})) is dict
-            and set(raw) <= _KNOWN_KEYS
-        )
-        for name in _TEXT_FIELDS if quick else ():  # SampleRecord's field rules, inline
-            value = get(name)
-            if type(value) is not str:
-                quick = value is None and name not in _REQUIRED_TEXT
-            elif name in _TEXTS:  # is_blank_text, its usual case inline
-                quick = bool(value.strip()) if value.isprintable() else not is_blank_text(value)
-            else:  # a key field: not empty, no spaces around it
-                quick = value != "" and value.strip() is value
-            if not quick:
-                break
-        if quick:
-            fields = {name: get(name) for name in _CORE_FIELDS}
-            fields["source"], provenance = source, get("provenance", {})
-        else:
-            try:
-                record = SampleRecord.model_validate(raw)
-            except ValidationError as exc:
-                fix = "samples need id, domain, subtopic, premise, hypothesis, gold, stereotype, pair_key"
-                raise source_error(exc, self.path, line=line, fix=fix) from None
-            fields = {name: getattr(record, name) for name in _CORE_FIELDS}
-            provenance = {**record.provenance, **(record.model_extra or {})}
+        try:
+            fields, provenance = record_fields(raw)
+        except ValidationError as exc:
+            raise source_error(exc, self.path, line=line, fix=_RECORD_FIX) from None
         stereotype, gold, source = fields["stereotype"], fields["gold"], fields["source"]
         if self.benchmarks is not None:  # the first sample's benchmark rules them all
             try:

@@ -121,17 +121,20 @@ def run_demo(
         "subtopics": subtopics,
         "seed": seed,
     }
+    drawn = seed if bootstrap else 0  # the bootstrap's seed; with none drawn, it picked the pairs only
     result = run_audit(
         out,
         ModelSet.of(generative=[model], prompts=list(prompts)),
         options=ModelOptions(mode="generated" if judge is not None else mode),
-        run=RunOptions(cache=cache_path or True, bootstrap=bootstrap, seed=seed, progress=progress),
+        run=RunOptions(cache=cache_path or True, bootstrap=bootstrap, seed=drawn, progress=progress),
         out_dir=out,
         extra={"demo": demo_info},
         note=DISCLAIMER,
     )
     if judge is not None:
-        run_explain(out, [judge], cache=cache_path or True, bootstrap=bootstrap, seed=seed, progress=progress)
+        run_explain(
+            out, [judge], cache=cache_path or True, bootstrap=bootstrap, seed=drawn, progress=progress
+        )
     report_path = write_demo_report(out)
     shown = ("yes_rate_pro", "yes_rate_anti", "n_unparsed", "cf_pro", "cf_anti", "cf_error")
     return {  # files, sizes, per-model stats, overall measures, tables

@@ -27,12 +27,13 @@ from nlibias.io.run_manifest import MANIFEST_JSON, begin_write, finish_write, re
 from nlibias.io.samples import read_samples, resolve_samples_path
 from nlibias.metrics.ranking import most_biased_subtopics
 from nlibias.metrics.verdicts import run_verdicts
-from nlibias.report.tables import format_all_tables
+from nlibias.report.tables import Slice, format_all_tables
 from nlibias.report.verdict_block import verdict_block, verdict_table_html
 from nlibias.runtime.contract import Predictor
 from nlibias.runtime.options import CacheOption, cache_file
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.declared import PathArg, declared
 from nlibias.schema.measure_info import METRICS_FILE
 from nlibias.schema.model_keys import PredictorKind
 from nlibias.schema.outputs import ModelOutputs
@@ -40,6 +41,8 @@ from nlibias.version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from nlibias.jobs.expand import Samples
 
 
 def refuse_run_overwrites(
@@ -136,7 +139,8 @@ class AuditResult:
 
         return metrics_frame(self.metrics)
 
-    def samples_frame(self, samples: str | Path | Sequence[Sample] | None = None) -> pd.DataFrame:
+    @declared(lazy={"Samples": "nlibias.jobs.expand"})
+    def samples_frame(self, samples: Samples | PathArg | Sequence[Sample] | None = None) -> pd.DataFrame:
         """One row per sample and model: the sample's fields and the model's outputs. ``samples``:
         default those the audit held, else the file the run recorded (refused when edited since)."""
         from nlibias.report.frame import samples_frame
@@ -153,7 +157,8 @@ class AuditResult:
         manifest = read_manifest(self.out_dir) if self.out_dir is not None else None
         return RunSamples.locate(self.out_dir, self.metrics, manifest, sha256=self.samples_sha256)
 
-    def tables(self, *, by: str = "domain") -> Tables:
+    @declared
+    def tables(self, *, by: Slice = "domain") -> Tables:
         """The text tables in the papers' layouts (``by``: domain or subtopic slices)."""
         return Tables(format_all_tables(self.metrics, benchmark_for_source(self.metrics["source"]), by=by))
 

@@ -132,10 +132,12 @@ def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:
 
 
 SLICES = ("domain", "subtopic")
+Slice = Annotated[str, Predicate(SLICES.__contains__), Allowed("domain or subtopic")]
+"""What the tables slice by (``by``)."""
 
 
 @declared
-def check_slice(by: Annotated[str, Predicate(SLICES.__contains__), Allowed("domain or subtopic")]) -> None:
+def check_slice(by: Slice) -> None:
     """Refuse a ``by`` the tables do not slice by."""
 
 

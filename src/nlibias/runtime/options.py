@@ -24,6 +24,7 @@ from nlibias.runtime.cache import PredictionCache, default_cache_path
 from nlibias.schema.applies import RAY_APPLIES, AppliesTo, refuse_inapplicable
 from nlibias.schema.declared import (
     Allowed,
+    DrawSeed,
     NonNegativeFloat,
     PathArg,
     PositiveInt,
@@ -160,6 +161,9 @@ class RunOptions(_Options):
     >>> RunOptions(seed=-1)
     Traceback (most recent call last):
     nlibias.errors.ConfigError: seed is -1; pass an integer from 0 to 2**63 - 1
+    >>> RunOptions(bootstrap=0, seed=3)
+    Traceback (most recent call last):
+    nlibias.schema.applies.InapplicableOption: seed 3 applies to random draws (bootstrap resamples, a limit's subset), and nothing is drawn (bootstrap 0, no subset); leave seed out, or give bootstrap resamples
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)  # PredictionCache
@@ -169,8 +173,8 @@ class RunOptions(_Options):
     ``False``/``None``: none."""
     bootstrap: Resamples = 1000
     """Bootstrap resamples for the 95% CIs (0: none)."""
-    seed: Seed = 0
-    """The seed of the bootstrap and of the ``limit`` subset."""
+    seed: DrawSeed = 0
+    """The seed of the bootstrap and of the ``limit`` subset (refused where nothing is drawn)."""
     limit: Annotated[int, Field(ge=1), Allowed("a number of samples of at least 1")] | None = None
     """Audit a stratified subset of about N samples: pro/anti pairs (BBQ: filled templates) kept
     whole, every subtopic, drawn with the seed (recorded in metrics.json under subset). For a quick

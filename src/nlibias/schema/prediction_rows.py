@@ -316,6 +316,50 @@ def _refused(error: ValidationError) -> RowRefused:
     return RowRefused(first.field, first.reason, first.fix)
 
 
+def check_prediction(row: Any) -> None:
+    """Refuse (:class:`RowRefused`) a predictor's row that is not a
+    :class:`~nlibias.schema.Prediction` keeping its kind's rules (:func:`check_row`).
+
+    >>> check_prediction(Prediction("a", "m", "neutral", (0.5, 0.5)))
+    Traceback (most recent call last):
+    nlibias.schema.prediction_rows.RowRefused: probs: (0.5, 0.5) is not 3 probabilities (entailment, neutral, contradiction)
+    """
+    if not isinstance(row, Prediction):
+        raise RowRefused(None, f"a {type(row).__name__}, not a Prediction", _PREDICTION_FIX)
+    probs = row.probs
+    if probs is not None and (not hasattr(probs, "__len__") or len(probs) != len(LABELS)):
+        reason = f"{probs!r} is not 3 probabilities ({', '.join(LABELS)})"
+        raise RowRefused("probs", reason, "give all three, or None for a label alone")
+    if not isinstance(row.extra, Mapping):
+        raise RowRefused("extra", f"{row.extra!r} is not a mapping", "give the backend's fields as a dict")
+    check_row(row.to_dict())
+
+
+_PREDICTION_FIX = "build each row with nlibias.Prediction(sample_id, model, label, probs)"
+
+
+def check_predictor_rows(rows: Sequence[Any]) -> None:
+    """Refuse the first of a predictor's ``rows`` that breaks a rule (:func:`check_prediction`),
+    naming the predictor (its model name), the sample and the field."""
+    names = [row.model for row in rows if isinstance(row, Prediction)][:1]
+    for i, row in enumerate(rows):
+        try:
+            check_prediction(row)
+        except RowRefused as refused:
+            name = row.model if isinstance(row, Prediction) else names[0] if names else None
+            sample = row.sample_id if isinstance(row, Prediction) else None
+            who = f"predictor {name!r}, " if name is not None else "a predictor's "
+            where = f"sample {sample!r}" if sample is not None else f"row {i + 1}"
+            field = f"field {refused.field}: " if refused.field else ""
+            raise DataError(
+                f"{who}{where}: {field}{refused.reason}",
+                sample=sample,
+                model=name,
+                field=refused.field,
+                fix=refused.fix,
+            ) from None
+
+
 class _Fault(NamedTuple):
     """What is wrong with a predictor's run, after ``predictor NAME``."""
 
@@ -381,9 +425,16 @@ def _run_fault(name: Any, kind: str, run: Any, ids: Sequence[str]) -> _Fault | N
             f" returned rows under the model name {wrong[0]!r}",
             "name each row with the predictor's name (its key in metrics.json)",
         )
+    stats = getattr(run, "stats", None)
+    if not isinstance(stats, Mapping):
+        return _Fault(
+            f" returned stats {stats!r}, a {type(stats).__name__}, not a mapping",
+            "return stats as a dict (name → number), or leave them out",
+            field="stats",
+        )
     for i in checked:
         try:
-            check_row(rows[i].to_dict())
+            check_prediction(rows[i])
         except RowRefused as refused:
             where = f"field {refused.field}: " if refused.field else ""
             return _Fault(f", sample {ids[i]!r}: {where}{refused.reason}", refused.fix, ids[i], refused.field)
