@@ -16,8 +16,6 @@ from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -29,6 +27,7 @@ from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
 from nlibias.schema.declared import Allowed, OpenUnit, PositiveInt, Seed, source_error
 from nlibias.schema.measure_info import MeasureInfo
+from nlibias.schema.settings import Settings
 from nlibias.textio.text_files import decode_utf8
 from nlibias.textio.yaml_unique import load_yaml
 
@@ -67,10 +66,8 @@ def _distinct_slices(slices: list[str]) -> list[str]:
 Slices = Annotated[list[str], AfterValidator(_distinct_slices)]
 
 
-class MeasureRule(BaseModel):
+class MeasureRule(Settings):
     """What one headline measure is held to (unset: the file's defaults)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     margin: Points | None = None
     """Points the measure may move away from "no bias" before the change counts."""
@@ -84,10 +81,8 @@ class MeasureRule(BaseModel):
     """Overrides the file's ``worse`` for this measure (``towards_stereotype``: signed ones only)."""
 
 
-class GateRules(BaseModel):
+class GateRules(Settings):
     """Every setting of a gate (the defaults: margin 0, overall and domains, 95 %, 1,000 resamples)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     confidence: Confidence = 0.95
     bootstrap: Resamples = 1000
