@@ -8,8 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import nlibias
-from bad_input_cases_s28c_more import Add
-from bad_input_corpus import Base, Case, cases_of
+from bad_input_cases_s26 import _gate, _rules
+from bad_input_cases_s28c import _explain_args
+from bad_input_cases_s28c_more import Add, pair
+from bad_input_corpus import Base, Case, audit_args, cases_of, score_args
 
 KNOWN: dict[str, str] = {}
 
@@ -44,5 +46,37 @@ def _settings_cases(case: Add) -> None:
        lambda d, b: lambda: nlibias.extend(ExtendConfig(mlm={"topk": 5})))  # fmt: skip
 
 
+# -- resamples past any sane count (10**12 would allocate and run for days): every route --------------
+
+HUGE = str(10**12)
+
+
+def _bootstrap(args: list[str], value: str = HUGE) -> list[str]:
+    """``args`` with ``--bootstrap value`` in place of the one they give (an option given twice is refused)."""
+    at = args.index("--bootstrap") + 1
+    return [*args[:at], value, *args[at + 1 :]]
+
+
+def _resamples_cases(case: Add) -> None:
+    cli = lambda name, args, named="--bootstrap": case(  # noqa: E731
+        f"leftovers-resamples/cli-{name}", lambda d, b: (args(d, b), named)
+    )
+    cli("audit-bootstrap-a-trillion", lambda d, b: _bootstrap(audit_args(b.samples, d)))
+    cli("score-bootstrap-a-million-and-one",
+        lambda d, b: _bootstrap(score_args(b, b.predictions, d), "1000001"))  # fmt: skip
+    cli("explain-bootstrap-a-trillion", lambda d, b: _bootstrap(_explain_args(d, b)))
+    py = _py(case, "resamples")
+    py("score-bootstrap-a-trillion", "bootstrap",
+       lambda d, b: lambda: nlibias.score(b.samples, b.predictions, out_dir=d / "o", bootstrap=10**12))  # fmt: skip
+    py("audit-bootstrap-a-trillion", "bootstrap",
+       lambda d, b: lambda: nlibias.audit(b.samples, ["fake:m"], bootstrap=10**12, cache=False))  # fmt: skip
+
+    def rules(d: Path, b: Base) -> tuple[list[str], str]:
+        path = _rules(d, "confidence: 0.95\nbootstrap: 10000000\n")
+        return _gate(*pair(d, b), "--rules", str(path)), f"{path}:2: field bootstrap"
+
+    case("leftovers-resamples/yaml-gate-bootstrap-ten-million", rules)
+
+
 def leftovers_cases() -> list[Case]:
-    return cases_of([_settings_cases], KNOWN)
+    return cases_of([_settings_cases, _resamples_cases], KNOWN)

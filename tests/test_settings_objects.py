@@ -29,7 +29,7 @@ NAN, INF = float("nan"), float("inf")
             "confidence is nan; pass a finite float more than 0",
         ),
         (lambda: GateRules(confidence=1.0), "confidence", "confidence is 1.0; pass a finite float"),
-        (lambda: GateRules(bootstrap=True), "bootstrap", "bootstrap is True; pass an int"),
+        (lambda: GateRules(bootstrap=True), "bootstrap", "bootstrap is True; pass a number of resamples"),
         (lambda: GateRules(seed=-1), "seed", "seed is -1; pass an integer from 0 to 2**63 - 1"),
         (lambda: GateRules(slices=[]), "slices", "slices is []: name at least one slice"),
         (lambda: GateRules(confidenc=0.9), "confidenc", "GateRules takes no argument 'confidenc' (did you"),
@@ -67,6 +67,11 @@ NAN, INF = float("nan"), float("inf")
             "max_tokens is 0; pass a positive number of tokens",
         ),
         (
+            lambda: GateRules(bootstrap=10**12),
+            "bootstrap",
+            "bootstrap is 1000000000000; pass a number of resamples from 1 to 1,000,000",
+        ),
+        (
             lambda: RunOptions(bootstrap=38),
             "bootstrap",
             "bootstrap is 38; pass 0 (no intervals) or 39 or more",
@@ -100,3 +105,9 @@ def test_a_file_reader_still_names_the_file_and_line() -> None:
         GateRules.model_validate({"confidence": NAN})
     with pytest.raises(SourceError, match=r"gate\.yaml:2: field measures\.bbnli_bias_score\.margin"):
         parse_rules("measures:\n  bbnli_bias_score: {margin: .inf}\n", "gate.yaml")
+
+
+def test_resamples_stop_at_a_million_on_every_route() -> None:
+    assert RunOptions(bootstrap=1_000_000).bootstrap == GateRules(bootstrap=1_000_000).bootstrap == 1_000_000
+    with pytest.raises(SourceError, match=r"gate\.yaml:1: field bootstrap: .*less than or equal to 1000000"):
+        parse_rules("bootstrap: 1000001\n", "gate.yaml")

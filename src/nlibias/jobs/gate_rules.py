@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+from annotated_types import Le
 from pydantic import (
     AfterValidator,
     Field,
@@ -25,7 +26,7 @@ from pydantic import (
 from nlibias.errors import SourceError, did_you_mean
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
-from nlibias.schema.declared import Allowed, OpenUnit, PositiveInt, Seed, source_error
+from nlibias.schema.declared import MAX_RESAMPLES, Allowed, OpenUnit, PositiveInt, Seed, source_error
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.settings import Settings
 from nlibias.textio.text_files import decode_utf8
@@ -51,7 +52,12 @@ def _detectable(points: float) -> float:
 
 Detectable = Annotated[Points, AfterValidator(_detectable)]
 """The largest change a check may miss (above 0: no audit could meet 0)."""
-Resamples = Annotated[PositiveInt, Field(strict=True)]
+Resamples = Annotated[
+    PositiveInt,
+    Le(MAX_RESAMPLES),
+    Field(strict=True),
+    Allowed(f"a number of resamples from 1 to {MAX_RESAMPLES:,}"),
+]
 Confidence = Annotated[OpenUnit, Field(strict=True)]
 
 

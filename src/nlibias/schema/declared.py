@@ -64,13 +64,22 @@ OpenUnit = Annotated[float, Gt(0), Lt(1), _FINITE]
 """Strictly between 0 and 1 (a confidence level); a NaN is refused as not finite."""
 PositiveInt = Annotated[int, Ge(1)]
 NonNegativeInt = Annotated[int, Ge(0)]
+MAX_RESAMPLES = 1_000_000
+"""The most bootstrap resamples any route takes (lm-evaluation-harness's default is 100,000; a
+p of 1/(B + 1) needs no more than a million to be told from 1e-6): beyond it a run would allocate
+and compute for hours or days to change nothing a report shows."""
 Resamples = Annotated[
     int,
     Ge(0),
+    Le(MAX_RESAMPLES),
     Predicate(lambda b: b == 0 or b >= 39),
-    Allowed("0 (no intervals) or 39 or more resamples (a 95% interval's tails need 1/(B + 1) <= 0.025)"),
+    Allowed(
+        f"0 (no intervals) or 39 or more resamples, at most {MAX_RESAMPLES:,} (a 95% interval's tails "
+        "need 1/(B + 1) <= 0.025; more than a million changes nothing a report shows)"
+    ),
 ]
-"""Bootstrap resamples (0: no intervals; fewer than 39 cannot put 2.5% beyond either end)."""
+"""Bootstrap resamples (0: no intervals; fewer than 39 cannot put 2.5% beyond either end; at most
+:data:`MAX_RESAMPLES`)."""
 Seed = Annotated[int, Ge(0), Le(2**63 - 1), Allowed("an integer from 0 to 2**63 - 1")]
 """A seed numpy takes (0 to 2**63 - 1)."""
 DrawSeed = Annotated[Seed, SEED_APPLIES]
