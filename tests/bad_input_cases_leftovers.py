@@ -78,5 +78,63 @@ def _resamples_cases(case: Add) -> None:
     case("leftovers-resamples/yaml-gate-bootstrap-ten-million", rules)
 
 
+# -- a Parquet file with a column twice (pyarrow allows it; a row would keep the last value) ----------
+
+
+def _duplicated_parquet(d: Path, names: list[str], values: list[str]) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / "train.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array([v] * 6) for v in values], names), path)
+    return path
+
+
+def _parquet_cases(case: Add) -> None:
+    names = ["premise", "hypothesis", "label", "label"]
+    values = ["The nurse said he was late.", "She was late.", "entailment", "contradiction"]
+
+    def augment(d: Path, b: Base) -> tuple[list[str], str]:
+        train = _duplicated_parquet(d / "data", names, values)
+        return [
+            "augment",
+            "gender-swap",
+            "--train",
+            str(train),
+            "--out",
+            str(d / "aug"),
+        ], f"{train}: field label"
+
+    case("leftovers-parquet/cli-augment-a-label-column-twice", augment)
+
+    def augment_py(d: Path, b: Base) -> tuple[Callable[[], object], str]:
+        twice = ["premise", "premise", "hypothesis", "label"]
+        train = _duplicated_parquet(
+            d / "data", twice, ["A man.", "The nurse said he was late.", *values[1:3]]
+        )
+        return lambda: nlibias.augment(train, d / "aug"), "column 'premise' appears twice"
+
+    case("leftovers-parquet/python-augment-a-premise-column-twice", augment_py)
+
+    def finetune(d: Path, b: Base) -> tuple[list[str], str]:
+        from bad_input_cases_declared import _model_dir
+        from bad_input_cases_s28c_more import CLASSIFIER
+
+        train = _duplicated_parquet(d / "data", names, values)
+        args = [
+            "finetune",
+            "--model",
+            str(_model_dir(d, CLASSIFIER)),
+            "--train",
+            str(train),
+            "--out",
+            str(d / "ft"),
+        ]
+        return args, f"{train}: field label"
+
+    case("leftovers-parquet/cli-finetune-a-label-column-twice", finetune)
+
+
 def leftovers_cases() -> list[Case]:
-    return cases_of([_settings_cases, _resamples_cases], KNOWN)
+    return cases_of([_settings_cases, _resamples_cases, _parquet_cases], KNOWN)
