@@ -136,5 +136,33 @@ def _parquet_cases(case: Add) -> None:
     case("leftovers-parquet/cli-finetune-a-label-column-twice", finetune)
 
 
+# -- derived outputs damaged since explain wrote them: recomputed, and a Python call is told so ---------
+
+
+def _explain_cases(case: Add) -> None:
+    from bad_input_cases_explain import _generated_run
+
+    def explained(d: Path, b: Base, damage: Callable[[Path], object]) -> Callable[[], object]:
+        run, _ = _generated_run(d, b)
+        nlibias.explain(run, ["fake:j"], progress=False, cache=False, bootstrap=0)
+        damage(run / "explanations")
+        return lambda: nlibias.explain(run, ["fake:j"], progress=False, cache=False, bootstrap=0)
+
+    def cut(folder: Path) -> None:
+        rows = folder / "explanations.jsonl"
+        rows.write_bytes(rows.read_bytes()[:-7])
+
+    def foreign(folder: Path) -> None:  # a readable summary that is not the one this stage wrote
+        (folder / "explanations.json").write_text('{"threshold": 0.5}\n', encoding="utf-8")
+
+    for name, damage, file in (
+        ("rows-cut-short", cut, "explanations.jsonl"),
+        ("summary-replaced", foreign, "explanations.json"),
+    ):
+        case(f"leftovers-explain/python-rerun-{name}",
+             lambda d, b, damage=damage, file=file: (explained(d, b, damage), f"(recomputed: explanations/{file} changed"),
+             "warn")  # fmt: skip
+
+
 def leftovers_cases() -> list[Case]:
-    return cases_of([_settings_cases, _resamples_cases, _parquet_cases], KNOWN)
+    return cases_of([_settings_cases, _resamples_cases, _parquet_cases, _explain_cases], KNOWN)
