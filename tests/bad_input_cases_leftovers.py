@@ -164,5 +164,16 @@ def _explain_cases(case: Add) -> None:
              "warn")  # fmt: skip
 
 
+# -- the masks commands' unknown subtopic: named as the --subtopic flag ------------------------------
+
+
+def _masks_cases(case: Add) -> None:
+    for command in ("list", "derive"):
+        case(f"leftovers-masks/cli-{command}-an-unknown-subtopic",
+             lambda d, b, command=command: (["masks", command, "--source", str(b.bbnli_dir.parent), "--subtopic",
+                                             "man_is_to_breadwiner"], "--subtopic 'man_is_to_breadwiner'"))  # fmt: skip
+
+
 def leftovers_cases() -> list[Case]:
-    return cases_of([_settings_cases, _resamples_cases, _parquet_cases, _explain_cases], KNOWN)
+    groups = [_settings_cases, _resamples_cases, _parquet_cases, _explain_cases, _masks_cases]
+    return cases_of(groups, KNOWN)
