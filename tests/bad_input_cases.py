@@ -16,6 +16,7 @@ from bad_input_cases_declared import declared_cases
 from bad_input_cases_explain import explain_cases
 from bad_input_cases_fill import fill_and_messages_cases
 from bad_input_cases_io import io_cases
+from bad_input_cases_leftovers import leftovers_cases
 from bad_input_cases_prediction_rows import cases as prediction_rows_cases
 from bad_input_cases_probe import (
     probe_cache_cases,
@@ -450,4 +451,5 @@ def cases() -> list[Case]:
         *s28c_cases(),  # session 28's last check: every route, weighted to the day's new rules
         *s28d_cases(),  # session 28's final measurement: the last hour's rules on the routes they miss
         *s29a_cases(),  # session 29, finder s29a: the Python route first (own predictors, objects built by hand)
+        *leftovers_cases(),  # session 29: the leftovers of issue #48 (hand-built settings, resamples, ...)
     ]

@@ -142,8 +142,7 @@ def _key_twice_cases(case: Add) -> None:
     case("s28c-twice/cli-validate-import-argilla-id-twice", argilla_twice)
 
     def explain_summary_twice(d: Path, base: Base) -> tuple[list[str], str]:
-        # the command line, since a Python call says it in ExplainResult.redone, which the harness
-        # cannot see (tests/test_explain.py checks it)
+        # the command line (a Python call warns as well: bad_input_cases_leftovers, python-rerun-*)
         from bad_input_cases_explain import _generated_run
 
         run, _ = _generated_run(d, base)

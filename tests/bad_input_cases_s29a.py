@@ -22,32 +22,7 @@ from bad_input_cases_s28 import _run_copy
 from bad_input_cases_s28c_more import Add, pair
 from bad_input_corpus import Base, Case, audit_args, cases_of
 
-KNOWN: dict[str, str] = {
-    "s29a-options/python-gate-rules-object-margin-nan": (
-        "GateRules built by hand with margin=nan: pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field margin); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
-    ),
-    "s29a-options/python-gate-rules-object-margin-inf": (
-        "GateRules built by hand with margin=inf: pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field margin); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
-    ),
-    "s29a-options/python-gate-rules-object-confidence-1": (
-        "GateRules built by hand with confidence=1.0: pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field confidence); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
-    ),
-    "s29a-options/python-gate-rules-object-seed-negative": (
-        "GateRules built by hand with seed=-1: pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field seed); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
-    ),
-    "s29a-options/python-gate-rules-object-bootstrap-true": (
-        "GateRules built by hand with bootstrap=True: pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field bootstrap); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
-    ),
-    "s29a-options/python-gate-rules-object-worse-misspelt": (
-        "GateRules built by hand with worse='up': pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field worse); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
-    ),
-    "s29a-options/python-gate-rules-object-slices-a-string": (
-        "GateRules built by hand with slices='overall': pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field slices); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
-    ),
-    "s29a-options/python-gate-rules-object-measure-max-abs-inf": (
-        "GateRules built by hand with measures={bbnli_bias_score: {max_abs: inf}}: pydantic's raw ValidationError escapes (a traceback, not a ConfigError naming the field measures.bbnli_bias_score.max_abs); GateRules is a plain BaseModel, not wrapped by settings_error as ModelOptions/RunOptions are (src/nlibias/jobs/gate_rules.py GateRules.__init__ or schema/declared.settings_error); nothing computed, no number wrong"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 PyBuild = Callable[[Path, Base], Callable[[], object]]
 

@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import shutil
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -114,13 +115,20 @@ def invoke(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str
 
 
 def call(function: Callable[[], object]) -> tuple[int, str, BaseException | None]:
-    """Run one call of the Python API as :func:`invoke` runs a command: (0 when it returns, "", the
-    exception that escaped it)."""
-    try:
-        function()
-    except Exception as exception:  # judged as the command line's are
-        return 1, "", exception
-    return 0, "", None
+    """Run one call of the Python API as :func:`invoke` runs a command: (0 when it returns, nlibias's
+    warnings as ``warning: ...`` lines, the exception that escaped it)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            function()
+        except Exception as exception:  # judged as the command line's are
+            return 1, _warned(caught), exception
+    return 0, _warned(caught), None
+
+
+def _warned(caught: list[warnings.WarningMessage]) -> str:
+    """The warnings of nlibias's own classes, as the command line prints them."""
+    return "".join(f"warning: {w.message}\n" for w in caught if w.category.__module__.startswith("nlibias."))
 
 
 def judge(case: Case, base_dir: Path, base: Base) -> Outcome:

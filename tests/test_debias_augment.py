@@ -130,6 +130,32 @@ def test_csv_parquet_and_datasets_directory_read_like_jsonl(tmp_path: Path) -> N
         assert got == expected, source
 
 
+def test_a_parquet_column_named_twice_is_refused_as_a_csv_header_is(tmp_path: Path) -> None:
+    """pyarrow allows two fields of one name; a row read as a dict would keep the last one's value."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from nlibias.io.samples import iter_samples
+
+    columns = [pa.array(["A man drives."]), pa.array(["A person drives."]), pa.array(["entailment"])]
+    table = pa.Table.from_arrays(
+        [*columns, pa.array(["contradiction"])], ["premise", "hypothesis", "label", "label"]
+    )
+    pq.write_table(table, tmp_path / "t.parquet")
+    with pytest.raises(
+        SourceError, match="field label: column 'label' appears twice in the file's columns"
+    ) as error:
+        list(iter_training_rows(tmp_path / "t.parquet"))
+    assert str(tmp_path / "t.parquet") in str(error.value)
+    pq.write_table(pa.Table.from_arrays(columns, ["premise", "hypothesis", "label"]), tmp_path / "t.parquet")
+    assert [r.label for r in iter_training_rows(tmp_path / "t.parquet")] == ["entailment"]
+    # a samples file written as Parquet: the same rule, by the same check
+    table = pa.Table.from_arrays([pa.array(["a"]), pa.array(["b"])], ["id", "id"])
+    pq.write_table(table, tmp_path / "samples.parquet")
+    with pytest.raises(SourceError, match="column 'id' appears twice in the file's columns"):
+        list(iter_samples(tmp_path / "samples.parquet"))
+
+
 def test_snli_field_names_and_integer_labels(tmp_path: Path) -> None:
     rows = [
         {"sentence1": "A man.", "sentence2": "A person.", "gold_label": 0},

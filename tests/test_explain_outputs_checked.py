@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from nlibias.errors import SourceError
+from nlibias.io.stages import RecomputedWarning
 from nlibias.jobs.explain import run_explain
 from test_explain import RuleJudge, canned_run
 
@@ -28,7 +29,8 @@ def test_rows_cut_mid_line_are_recomputed_and_said_so(explained: Path) -> None:
     rows = explained / "explanations" / "explanations.jsonl"
     whole = rows.read_bytes()
     rows.write_bytes(whole[: len(whole) // 2])  # a copy or a disk that stopped half-way
-    again = run_explain(explained, [RuleJudge()], cache=False, bootstrap=0, progress=False)
+    with pytest.warns(RecomputedWarning, match=r"outputs do not check out \(recomputed: explanations/expl"):
+        again = run_explain(explained, [RuleJudge()], cache=False, bootstrap=0, progress=False)
     assert not again.reused
     assert again.redone == (
         "explanations/explanations.jsonl changed since the stage wrote it (damaged or replaced)",
@@ -42,10 +44,12 @@ def test_another_run_s_summary_is_recomputed(explained: Path, tmp_path: Path) ->
     hash tells it is not this stage's."""
     other = tmp_path / "other"
     shutil.copytree(explained, other)
-    run_explain(other, [RuleJudge()], threshold=0.9, cache=False, bootstrap=0, progress=False)
+    with pytest.warns(RecomputedWarning, match=r"written with other inputs \(recomputed: settings.threshold"):
+        run_explain(other, [RuleJudge()], threshold=0.9, cache=False, bootstrap=0, progress=False)
     summary = explained / "explanations" / "explanations.json"
     shutil.copy(other / "explanations" / "explanations.json", summary)
-    again = run_explain(explained, [RuleJudge()], cache=False, bootstrap=0, progress=False)
+    with pytest.warns(RecomputedWarning, match="explanations.json changed since the stage wrote it"):
+        again = run_explain(explained, [RuleJudge()], cache=False, bootstrap=0, progress=False)
     assert not again.reused and again.summary["threshold"] == 0.5
     assert "explanations/explanations.json changed" in again.redone[0]
 
@@ -63,6 +67,8 @@ def test_the_command_line_says_recomputed(explained: Path) -> None:
     assert done.exit_code == 0, done.output
     assert "(recomputed: explanations/explanations.jsonl changed since the stage wrote it" in done.output
     assert "reused" not in done.output
+    # the library's warning, printed once as a warning (not again beside "wrote")
+    assert done.output.count("recomputed") == 1 and "warning: " in done.output, done.output
 
 
 def test_the_queue_refuses_explanations_the_report_calls_stale(explained: Path) -> None:

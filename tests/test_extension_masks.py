@@ -268,3 +268,26 @@ def test_masked_expansion_of_the_curated_file(bbnli: list[BBNLISubtopic]) -> Non
     assert len({m.id for m in masked}) == len(masked)
     # pro and anti alternate: every pro masked sample is followed by its anti formulation
     assert [m.formulation for m in masked[:4]] == ["pro", "anti", "pro", "anti"]
+
+
+@pytest.mark.parametrize("command", ["list", "derive"])
+def test_the_masks_commands_name_the_flag_of_an_unknown_or_repeated_subtopic(
+    command: str, data_dir: Path
+) -> None:
+    """The masks commands choose subtopics by extend's rule (``config_rules.chosen_subtopics``): an
+    unknown one is named as ``--subtopic``, with the closest; case aside, a known one is chosen."""
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    source = ["masks", command, "--source", str(data_dir / "bbnli")]
+    result = CliRunner().invoke(app, [*source, "--subtopic", "man_is_to_breadwiner"])
+    assert result.exit_code == 2, result.output
+    assert "--subtopic 'man_is_to_breadwiner': unknown subtopic (did you mean 'man_is_to_breadwinner'?)" in (
+        " ".join(result.output.split())
+    )
+    twice = ["--subtopic", "man_is_to_breadwinner", "--subtopic", "Man_is_to_breadwinner"]
+    result = CliRunner().invoke(app, [*source, *twice])
+    assert result.exit_code == 2 and "listed twice" in result.output and "--subtopic" in result.output
+    result = CliRunner().invoke(app, [*source, "--subtopic", "MAN_is_to_breadwinner", "--json"])
+    assert result.exit_code == 0, result.output

@@ -24,6 +24,12 @@ from nlibias.schema.model_ref import ModelRef
         ({"seed": True}, "seed", "seed is True; pass an integer"),
         ({"bootstrap": 2.5}, "bootstrap", "bootstrap is 2.5; pass 0 (no intervals)"),
         ({"bootstrap": 38}, "bootstrap", "bootstrap is 38; pass 0 (no intervals) or 39 or more resamples"),
+        (
+            {"bootstrap": 10**12},
+            "bootstrap",
+            "bootstrap is 1000000000000; pass 0 (no intervals) or 39 or more",
+        ),
+        ({"bootstrap": 1_000_001}, "bootstrap", "resamples, at most 1,000,000"),
         ({"limit": 0}, "limit", "limit is 0; pass a number of samples of at least 1"),
         ({"cache": 3}, "cache", "cache is 3; pass True, False, a file path (not blank) or a PredictionCache"),
         ({"cache": " "}, "cache", "cache is ' '; pass True, False, a file path (not blank)"),

@@ -65,7 +65,7 @@ class GuardedGroup(TyperGroup):
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None:
-            ctx.meta[INVOKED_KEY] = refuse_repeated_options(command, name, ctx, rest)
+            ctx.meta[INVOKED_KEY] = refuse_malformed_options(command, name, ctx, rest)
         return name, command, rest
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
@@ -128,8 +128,9 @@ def _text_door_warnings() -> Iterator[None]:
                 warn(f"{count - TEXT_WARNINGS_SHOWN} more texts had invisible format characters removed")
 
 
-def refuse_repeated_options(command: Any, name: str | None, parent: Any, args: list[str]) -> Any:
-    """Refuse a single-valued option given twice, or a blank path, in a command or a nested group's
+def refuse_malformed_options(command: Any, name: str | None, parent: Any, args: list[str]) -> Any:
+    """Refuse options malformed on the command line before the command runs: a single-valued option
+    given twice, or a blank path (an option's or an argument's), in a command or a nested group's
     command; return the command that will run (a nested group's command: ``validate import``).
 
     Click keeps the last value without a word, so ``gate --margin 1 --margin 30`` would gate with 30;
@@ -154,7 +155,7 @@ def refuse_repeated_options(command: Any, name: str | None, parent: Any, args: l
     if isinstance(command, TyperGroup) and rest:
         sub = command.get_command(ctx, rest[0])
         if sub is not None:
-            return refuse_repeated_options(sub, rest[0], ctx, rest[1:])
+            return refuse_malformed_options(sub, rest[0], ctx, rest[1:])
     return command
 
 

@@ -221,9 +221,7 @@ def explain_command(
         echo_json(result.summary)
         return
     reused = " (reused: same inputs as the finished run)" if result.reused else ""
-    if result.redone:
-        reused = f" (recomputed: {'; '.join(result.redone)})"
-    typer.echo(f"wrote {result.out_dir}{reused}")
+    typer.echo(f"wrote {result.out_dir}{reused}")  # what was recomputed: the library's warning, above
     warning = fake_judge_warning(result.summary)
     if warning is not None:
         typer.echo(f"warning: {warning}")

@@ -13,7 +13,6 @@ import typer
 
 from nlibias.cli import options
 from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
-from nlibias.errors import ConfigError
 from nlibias.io.atomic import atomic_write_text
 from nlibias.textio.tables import render_table
 
@@ -202,21 +201,10 @@ def _source_dir(source: Path | None) -> Path:
 
 def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISubtopic], list[BBNLISubtopic]]:
     from nlibias.benchmarks.bbnli import load_bbnli_dir
-    from nlibias.extension.config_rules import Refused, listed_once
+    from nlibias.extension.config_rules import chosen_subtopics
 
     everything = load_bbnli_dir(_source_dir(source))
-    by_id = {s.subtopic.lower(): s for s in everything}
-    unknown = [n for n in names if n.lower() not in by_id]
-    if unknown:
-        raise ConfigError(
-            f"unknown subtopic {unknown[0]!r}; known: {', '.join(sorted(s.subtopic for s in everything))}"
-        )
-    chosen = [by_id[n.lower()] for n in names]
-    try:
-        listed_once([s.subtopic for s in chosen])  # extend's rule for its subtopics
-    except Refused as error:
-        raise ConfigError(str(error), parameter="subtopics") from None
-    return everything, chosen or everything
+    return everything, chosen_subtopics(everything, names)  # extend's rule for its subtopics
 
 
 def _count_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:

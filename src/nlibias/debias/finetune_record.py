@@ -20,7 +20,7 @@ from annotated_types import Ge, Le, Lt, Predicate
 from nlibias.errors import FileAccessError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.jsonl import json_object_or_none, read_json_file
-from nlibias.io.stages import fingerprint
+from nlibias.io.stages import RecomputedWarning, fingerprint
 from nlibias.io.temporary import DISK_FULL
 from nlibias.schema.declared import Allowed, NonNegativeInt, PositiveFloat, PositiveInt
 from nlibias.version import __version__
@@ -39,7 +39,7 @@ TrainingSeed = Annotated[int, Ge(0), Lt(2**32), Allowed("a whole number from 0 t
 """The seeds the Trainer takes (numpy's legacy seeding: below 2**32)."""
 
 
-class DamagedRecordWarning(UserWarning):
+class DamagedRecordWarning(RecomputedWarning):
     """A ``finetune.json`` was damaged (cut short): the fine-tune is finished again."""
 
 

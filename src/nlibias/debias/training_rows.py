@@ -21,7 +21,13 @@ from typing import Any
 from nlibias.errors import ConfigError, DataNotFoundError, SourceError
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
-from nlibias.textio.text_files import check_header, check_row_width, read_csv_records, stream_lines
+from nlibias.textio.text_files import (
+    check_header,
+    check_parquet_columns,
+    check_row_width,
+    read_csv_records,
+    stream_lines,
+)
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Label names, in the id order of the Hugging Face SNLI/MNLI sets (0, 1, 2)."""
@@ -189,6 +195,7 @@ def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
         parquet = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
         raise SourceError(path, None, f"not a Parquet file: {exc}") from exc
+    check_parquet_columns(path, parquet.schema_arrow.names)
     batches = parquet.iter_batches(batch_size=8192)
     yield from enumerate((record for batch in batches for record in batch.to_pylist()), start=1)
 

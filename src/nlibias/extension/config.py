@@ -46,6 +46,7 @@ from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import PathText, Seed, source_error
 from nlibias.schema.model_ref import ModelRef, fill_kind_problem, same_fill, split_fill_spec
+from nlibias.schema.settings import Settings
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
@@ -59,8 +60,8 @@ PAPER_HOLDOUT_MODELS = ("ynie/albert-xxlarge-v2-snli_mnli_fever_anli_R1_R2_R3-nl
 MODEL_OPTIONS = ("revision", "label_map", "quantize", "compile")  # how a filter model is loaded
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+class _Strict(Settings):
+    model_config = ConfigDict(strict=True)
 
 
 class FilterModelConfig(_Strict):
@@ -185,7 +186,7 @@ class MLMConfig(DeviceConfig):
     model: ModelName = DEFAULT_MLM
     revision: str | None = None
     top_k: int = Field(default=20, ge=1)
-    block_list: list[str] = []
+    block_list: list[str] = Field(default_factory=list)
     """Words never used as fills (compared lower-cased)."""
     stopwords: PathText | None = None
     """Stop-word file of a causal fill (default: the one shipped with nlibias)."""
@@ -201,7 +202,7 @@ class FilterConfig(DeviceConfig):
     """Models kept out of filtering (recorded in the card; never loaded by the pipeline)."""
     policy: str | int | dict[str, int] = "any"
     """``any`` (paper), ``all``, ``at_least:K`` (or ``{at_least: K}``)."""
-    compare_fills: list[ModelName] = []
+    compare_fills: list[ModelName] = Field(default_factory=list)
     """Other fill models compared with ``mlm.model`` on the same masked samples (never feeding the
     dataset): ``filter/fill_compare.json``, which the card shows."""
 
@@ -256,7 +257,7 @@ class ExtendConfig(_Strict):
     run_dir: PathText = "runs/next"
     source: PathText | None = None
     """BBNLI JSON directory (default: the resolved data dir: NLIBIAS_DATA_DIR, user cache, download)."""
-    subtopics: Annotated[list[str], AfterValidator(listed_once)] = []
+    subtopics: Annotated[list[str], AfterValidator(listed_once)] = Field(default_factory=list)
     """Subtopic ids to extend (default: all)."""
     templates: TemplatesConfig = TemplatesConfig()
     mlm: MLMConfig = MLMConfig()

@@ -13,13 +13,16 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, did_you_mean
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
+
+if TYPE_CHECKING:
+    from nlibias.benchmarks.bbnli import BBNLISubtopic
 
 LOADING = "models that load their weights here"
 T = TypeVar("T")
@@ -74,6 +77,36 @@ def listed_once(items: list[str]) -> list[str]:
         if item in items[:index]:
             raise Refused(f"{item!r} is listed twice; list each once", at=(index,))
     return items
+
+
+def one_of(name: str, known: Sequence[str], what: str, parameter: str) -> str:
+    """The one of ``known`` that ``name`` is (case aside), else a ConfigError with the closest.
+
+    >>> one_of("Man_is_to_breadwinner", ["man_is_to_breadwinner"], "subtopic", "subtopics")
+    'man_is_to_breadwinner'
+    >>> one_of("man_is_to_breadwiner", ["man_is_to_breadwinner"], "subtopic", "subtopics")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: subtopics 'man_is_to_breadwiner': unknown subtopic (did you mean 'man_is_to_breadwinner'?); known: man_is_to_breadwinner
+    """
+    found = name if name in known else {k.lower(): k for k in known}.get(name.lower())
+    if found is None:
+        hint = did_you_mean(name, known)
+        hint = f" ({hint})" if hint else ""
+        reason = f"{{{parameter}}} {name!r}: unknown {what}{hint}; known: {', '.join(known)}"
+        raise ConfigError(reason, parameter=parameter)
+    return found
+
+
+def chosen_subtopics(everything: Sequence[BBNLISubtopic], names: Sequence[str]) -> list[BBNLISubtopic]:
+    """The subtopics ``names`` picks of ``everything`` (case aside; all when none), an unknown or
+    repeated one refused as ``{subtopics}``'s: extend's run and the masks commands alike."""
+    by_id = {s.subtopic: s for s in everything}
+    chosen = [by_id[one_of(name, sorted(by_id), "subtopic", "subtopics")] for name in names]
+    try:
+        listed_once([s.subtopic for s in chosen])
+    except Refused as error:
+        raise ConfigError(str(error), parameter="subtopics") from None
+    return chosen or list(everything)
 
 
 def fill_loads_weights(spec: str) -> bool:

@@ -17,8 +17,9 @@ from typing import Any
 from nlibias.benchmarks.bbnli import BBNLISubtopic, load_bbnli_dir
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 from nlibias.benchmarks.data_locations import resolve_data
-from nlibias.errors import ConfigError, SourceError, did_you_mean
+from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, dump_config
+from nlibias.extension.config_rules import chosen_subtopics, one_of
 from nlibias.extension.fill import causal_filler_for, masked_target
 from nlibias.extension.filtering import filter_classifier
 from nlibias.extension.masked_templates import default_templates_path
@@ -122,11 +123,7 @@ class Pipeline:
     @property
     def subtopics(self) -> list[BBNLISubtopic]:
         """The selected subtopics (all when the config names none); unknown names are refused."""
-        by_id = {s.subtopic: s for s in self.all_subtopics}
-        chosen = [
-            by_id[_one_of(name, sorted(by_id), "subtopic", "subtopics")] for name in self.config.subtopics
-        ]
-        return chosen or list(self.all_subtopics)
+        return chosen_subtopics(self.all_subtopics, self.config.subtopics)
 
     def templates_path(self) -> Path | None:
         curated = self.config.templates.curated
@@ -229,9 +226,9 @@ class Pipeline:
         self, *, from_stage: str | None = None, until: str | None = None, force: bool = False
     ) -> PipelineResult:
         if from_stage is not None:
-            from_stage = _one_of(from_stage, STAGES, "stage", "from_stage")
+            from_stage = one_of(from_stage, STAGES, "stage", "from_stage")
         if until is not None:
-            until = _one_of(until, STAGES, "stage", "until")
+            until = one_of(until, STAGES, "stage", "until")
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
         self._refuse_overwriting_inputs()
@@ -335,17 +332,6 @@ class Pipeline:
             else 1,
             "pipeline_version": PIPELINE_VERSION,
         }
-
-
-def _one_of(name: str, known: Sequence[str], what: str, parameter: str) -> str:
-    """The one of ``known`` that ``name`` is (case aside), else a ConfigError with the closest."""
-    found = name if name in known else {k.lower(): k for k in known}.get(name.lower())
-    if found is None:
-        hint = did_you_mean(name, known)
-        hint = f" ({hint})" if hint else ""
-        reason = f"{{{parameter}}} {name!r}: unknown {what}{hint}; known: {', '.join(known)}"
-        raise ConfigError(reason, parameter=parameter)
-    return found
 
 
 def run_pipeline(

@@ -32,6 +32,7 @@ from nlibias.schema.columns import SampleColumns
 from nlibias.schema.declared import problems, source_error
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text, is_plain
+from nlibias.textio.text_files import check_parquet_columns
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark
@@ -309,7 +310,9 @@ def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
 
     line = 0
     try:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+        parquet = pq.ParquetFile(path)
+        check_parquet_columns(path, parquet.schema_arrow.names)
+        for batch in parquet.iter_batches(batch_size=4096):
             for row in batch.to_pylist():
                 line += 1
                 provenance = row.get("provenance")

@@ -32,6 +32,13 @@ from nlibias.schema.model_ref import ModelRef
 
 STAGES_DIR = "stages"
 DONE, RUN, REDO = "done", "run", "redo"
+
+
+class RecomputedWarning(UserWarning):
+    """A finished stage's outputs did not check out (damaged, cut short or replaced since it wrote
+    them): they are not reused, the stage runs again."""
+
+
 _MISSING = "(none)"
 
 

@@ -4,6 +4,7 @@ one stage (:mod:`nlibias.io.stages`): a rerun with the same inputs reuses the ou
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from nlibias.io.atomic import locked_folder
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import json_object_or_none
 from nlibias.io.overwrites import refuse_overwrites, run_files
-from nlibias.io.stages import DONE, REDO, Stage, begin_stage, finish_stage, stage_status
+from nlibias.io.stages import DONE, REDO, RecomputedWarning, Stage, begin_stage, finish_stage, stage_status
 from nlibias.metrics.agreement import cohen_kappa
 from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD, LABELS
 from nlibias.models.registry import split_spec
@@ -138,11 +139,20 @@ def run_explain(
             return ExplainResult(out_dir, summary, reused=True)
         if status == DONE:
             problems = [f"{out_dir.name}/{stage.finished.name} cannot be read"]
+        _warn_recomputed(out_dir, status, problems)
         begin_stage(run_dir, stage, REDO if problems else status)  # what cannot be trusted goes first
         work = _Work(answers, built, backend, stage, settings, bootstrap, seed, progress)
         return _explain(work, cache, tuple(problems))
     finally:
         close_predictors(closing)
+
+
+def _warn_recomputed(out_dir: Path, status: str, problems: Sequence[str]) -> None:
+    """Say why a finished run's outputs are recomputed, not reused (the command line prints it)."""
+    if problems:
+        why = "were written with other inputs" if status == REDO else "do not check out"
+        warning = f"{out_dir}: the finished run's outputs {why} (recomputed: {'; '.join(problems)})"
+        warnings.warn(warning, RecomputedWarning, stacklevel=4)
 
 
 def _finished_summary(stage: Stage) -> dict[str, Any] | None:

@@ -14,10 +14,9 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+from annotated_types import Le
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -27,8 +26,9 @@ from pydantic import (
 from nlibias.errors import SourceError, did_you_mean
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
-from nlibias.schema.declared import Allowed, OpenUnit, PositiveInt, Seed, source_error
+from nlibias.schema.declared import MAX_RESAMPLES, Allowed, OpenUnit, PositiveInt, Seed, source_error
 from nlibias.schema.measure_info import MeasureInfo
+from nlibias.schema.settings import Settings
 from nlibias.textio.text_files import decode_utf8
 from nlibias.textio.yaml_unique import load_yaml
 
@@ -52,7 +52,12 @@ def _detectable(points: float) -> float:
 
 Detectable = Annotated[Points, AfterValidator(_detectable)]
 """The largest change a check may miss (above 0: no audit could meet 0)."""
-Resamples = Annotated[PositiveInt, Field(strict=True)]
+Resamples = Annotated[
+    PositiveInt,
+    Le(MAX_RESAMPLES),
+    Field(strict=True),
+    Allowed(f"a number of resamples from 1 to {MAX_RESAMPLES:,}"),
+]
 Confidence = Annotated[OpenUnit, Field(strict=True)]
 
 
@@ -67,10 +72,8 @@ def _distinct_slices(slices: list[str]) -> list[str]:
 Slices = Annotated[list[str], AfterValidator(_distinct_slices)]
 
 
-class MeasureRule(BaseModel):
+class MeasureRule(Settings):
     """What one headline measure is held to (unset: the file's defaults)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     margin: Points | None = None
     """Points the measure may move away from "no bias" before the change counts."""
@@ -84,10 +87,8 @@ class MeasureRule(BaseModel):
     """Overrides the file's ``worse`` for this measure (``towards_stereotype``: signed ones only)."""
 
 
-class GateRules(BaseModel):
+class GateRules(Settings):
     """Every setting of a gate (the defaults: margin 0, overall and domains, 95 %, 1,000 resamples)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     confidence: Confidence = 0.95
     bootstrap: Resamples = 1000

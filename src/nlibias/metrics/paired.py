@@ -24,6 +24,7 @@ from nlibias.metrics.bootstrap import (
 from nlibias.metrics.metric_frame import group_positions, slice_rng
 from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
+from nlibias.schema.declared import MAX_RESAMPLES
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.outputs import RunUnits
 
@@ -229,14 +230,23 @@ def refuse_undecidable(
     >>> refuse_undecidable(10, 0.95, 1, "S", parameter="bootstrap")
     Traceback (most recent call last):
     nlibias.errors.ConfigError: bootstrap 10: the smallest p of 10 resamples is 1/11 = 0.0909, and Holm over 1 test(s) of S needs below 0.05: no test could ever decide; use bootstrap 20 or more
+    >>> refuse_undecidable(1000, 0.999999, 4, "S", parameter="bootstrap")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: bootstrap 1000: the smallest p of 1000 resamples is 1/1001 = 0.000999, and Holm over 4 test(s) of S needs below 2.5e-07: no test could ever decide; that needs 4000000 resamples, more than the 1,000,000 allowed: lower the confidence, or test fewer slices
     """
     tests = max(tests, 1)
     needed = deciding_resamples(1.0 - confidence, tests)
     if resamples < needed:
+        fix = (
+            f"use bootstrap {needed} or more"
+            if needed <= MAX_RESAMPLES
+            else f"that needs {needed} resamples, more than the {MAX_RESAMPLES:,} allowed: lower the "
+            "confidence, or test fewer slices"
+        )
         raise ConfigError(
             f"bootstrap {resamples}: the smallest p of {resamples} resamples is 1/{resamples + 1} = "
             f"{smallest_p(resamples):.3g}, and Holm over {tests} test(s) of {measure} needs below "
-            f"{(1.0 - confidence) / tests:.3g}: no test could ever decide; use bootstrap {needed} or more",
+            f"{(1.0 - confidence) / tests:.3g}: no test could ever decide; {fix}",
             parameter=parameter,
         )
 

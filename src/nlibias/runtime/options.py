@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS, OptionScore
 from nlibias.runtime.cache import PredictionCache, default_cache_path
@@ -32,10 +32,10 @@ from nlibias.schema.declared import (
     Seed,
     declared,
     field_hints,
-    settings_error,
     unknown_argument,
 )
 from nlibias.schema.model_keys import check_mode
+from nlibias.schema.settings import Settings
 
 SCORED_APPLIES = AppliesTo(  # how scored options are compared means nothing to generated answers
     "scored answers",
@@ -48,10 +48,10 @@ SCORED_APPLIES = AppliesTo(  # how scored options are compared means nothing to 
 CacheOption = bool | PathArg | PredictionCache | None
 
 
-class _Options(BaseModel):
+class _Options(Settings):
     """Options made from keywords, an unknown name refused; each field's docstring is its flag's help."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(strict=True, use_attribute_docstrings=True)
 
     @classmethod
     def of(cls, **settings: Any) -> Self:
@@ -79,10 +79,7 @@ class _Options(BaseModel):
         return {k: v for k, v in settings.items() if k not in known}, cls(**chosen)
 
     def __init__(self, **settings: Any) -> None:
-        try:
-            super().__init__(**settings)
-        except ValidationError as error:
-            raise settings_error(error, type(self), settings) from None
+        super().__init__(**settings)
         defaults = {name: field.default for name, field in type(self).model_fields.items()}
         refuse_inapplicable(dict(self), field_hints(type(self)), defaults)
 

@@ -64,13 +64,22 @@ OpenUnit = Annotated[float, Gt(0), Lt(1), _FINITE]
 """Strictly between 0 and 1 (a confidence level); a NaN is refused as not finite."""
 PositiveInt = Annotated[int, Ge(1)]
 NonNegativeInt = Annotated[int, Ge(0)]
+MAX_RESAMPLES = 1_000_000
+"""The most bootstrap resamples any route takes (lm-evaluation-harness's default is 100,000; a
+p of 1/(B + 1) needs no more than a million to be told from 1e-6): beyond it a run would allocate
+and compute for hours or days to change nothing a report shows."""
 Resamples = Annotated[
     int,
     Ge(0),
+    Le(MAX_RESAMPLES),
     Predicate(lambda b: b == 0 or b >= 39),
-    Allowed("0 (no intervals) or 39 or more resamples (a 95% interval's tails need 1/(B + 1) <= 0.025)"),
+    Allowed(
+        f"0 (no intervals) or 39 or more resamples, at most {MAX_RESAMPLES:,} (a 95% interval's tails "
+        "need 1/(B + 1) <= 0.025; more than a million changes nothing a report shows)"
+    ),
 ]
-"""Bootstrap resamples (0: no intervals; fewer than 39 cannot put 2.5% beyond either end)."""
+"""Bootstrap resamples (0: no intervals; fewer than 39 cannot put 2.5% beyond either end; at most
+:data:`MAX_RESAMPLES`)."""
 Seed = Annotated[int, Ge(0), Le(2**63 - 1), Allowed("an integer from 0 to 2**63 - 1")]
 """A seed numpy takes (0 to 2**63 - 1)."""
 DrawSeed = Annotated[Seed, SEED_APPLIES]
@@ -213,17 +222,37 @@ def argument_error(
 
 
 def settings_error(error: ValidationError, model: type[BaseModel], given: Mapping[str, Any]) -> ConfigError:
-    """A ConfigError naming the setting of ``model`` at fault: ``{name} is {value!r}; pass {allowed}``."""
-    problem = error.errors()[0]
-    name = str(problem["loc"][0]) if problem["loc"] else model.__name__
-    if problem["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
-        return unknown_argument(model.__name__, name, list(model.model_fields))
-    field = model.model_fields.get(name)
-    if problem["type"] == "value_error" or field is None:  # the field's own check, in its words
-        reason = str(problem["msg"]).removeprefix("Value error, ")
-        return ConfigError(f"{{{name}}} is {_shown(given.get(name))}: {reason}", parameter=name)
-    hint = field_hints(model)[name]
-    return ConfigError(f"{{{name}}} is {_shown(given.get(name))}; pass {describe(hint)}", parameter=name)
+    """A ConfigError naming the setting of ``model`` at fault: ``{name} is {value!r}; pass {allowed}``
+    (a key inside one, such as a measure's rule: ``{name}.KEY: reason``; a rule of the whole object:
+    ``Model: reason``)."""
+    first = problems(error)[0]
+    name = str(first.loc[0]) if first.loc else None
+    inside = len(first.loc) > 1 and _reaches(given.get(str(name)), first.loc[1:])
+    field = None if name is None or inside else model.model_fields.get(name)
+    if first.kind in ("extra_forbidden", "unexpected_keyword_argument") and len(first.loc) == 1:
+        return unknown_argument(model.__name__, str(name), list(model.model_fields))
+    if field is None:  # inside a setting (a dict, a list, a section), or the whole object's rule
+        inner = ".".join(str(part) for part in first.loc[1:])
+        where = model.__name__ if name is None else f"{{{name}}}{'.' + inner if inner else ''}"
+        reason = "unknown key (not a setting there)" if first.kind == "extra_forbidden" else first.reason
+        return ConfigError(f"{where}: {reason}", parameter=name)
+    shown = _shown(given.get(str(name)))
+    if first.kind == "value_error":  # the field's own check, in its words
+        return ConfigError(f"{{{name}}} is {shown}: {first.reason}", parameter=name)
+    return ConfigError(
+        f"{{{name}}} is {shown}; pass {describe(field_hints(model)[str(name)])}", parameter=name
+    )
+
+
+def _reaches(value: Any, parts: Sequence[Any]) -> bool:
+    """Whether ``parts`` lead into ``value`` (a key, an index: inside it), not to pydantic's names of
+    the kinds a union tried (``bool``, ``str``): the setting itself is at fault then."""
+    for part in parts:
+        keyed = isinstance(value, Mapping) and part in value
+        if not (keyed or (isinstance(value, list | tuple) and isinstance(part, int) and part < len(value))):
+            return False
+        value = value[part]
+    return True
 
 
 def field_hints(model: type[BaseModel]) -> dict[str, Any]:

@@ -84,21 +84,33 @@ def require_csv_columns(
     raise SourceError(path, ", ".join(missing), f"missing column(s); {found}", line=1, fix=fix)
 
 
-def check_header(path: str | Path, header: list[str] | None) -> list[str] | None:
-    """``header`` (a CSV or TSV file's first row), refused when it names a column twice: a row would
-    keep only the last of the two values (blank names, a spreadsheet's empty columns, may repeat).
+def check_header(
+    path: str | Path, header: list[str] | None, *, line: int | None = 1, within: str = "the header"
+) -> list[str] | None:
+    """``header`` (a CSV or TSV file's first row; a Parquet file's columns, ``line=None``), refused
+    when it names a column twice: a row would keep only the last of the two values (blank names, a
+    spreadsheet's empty columns, may repeat).
 
     >>> check_header("x.csv", ["premise", "label", "hypothesis", "label"])
     Traceback (most recent call last):
     nlibias.errors.SourceError: x.csv:1: field label: column 'label' appears twice in the header (keep one of them)
+    >>> check_header("x.parquet", ["label", "label"], line=None, within="the file's columns")
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: x.parquet: field label: column 'label' appears twice in the file's columns (keep one of them)
     """
     seen: set[str] = set()
     for name in header or ():
         if name in seen and name:
-            reason = f"column {name!r} appears twice in the header"
-            raise SourceError(path, name, reason, line=1, fix="keep one of them")
+            reason = f"column {name!r} appears twice in {within}"
+            raise SourceError(path, name, reason, line=line, fix="keep one of them")
         seen.add(name)
     return header
+
+
+def check_parquet_columns(path: str | Path, names: list[str]) -> None:
+    """A Parquet file's column ``names`` (its schema), refused when one is there twice: pyarrow
+    allows it, and a row read as a dict would keep only the last of the two values."""
+    check_header(path, names, line=None, within="the file's columns")
 
 
 def check_row_width(

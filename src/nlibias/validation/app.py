@@ -8,10 +8,11 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from nlibias.errors import import_extra
-from nlibias.schema.declared import NonNegativeFloat, settings_error
+from nlibias.schema.declared import NonNegativeFloat
+from nlibias.schema.settings import Settings
 from nlibias.validation.address import (
     MAX_BODY_BYTES,
     SAFE_METHODS,
@@ -44,10 +45,10 @@ _CSP = (
 )
 
 
-class AppSettings(BaseModel):
+class AppSettings(Settings):
     """How the app behaves (``nlibias validate serve`` options)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(strict=True)
     annotator: str | None = None
     """Fix the annotator (else the page asks for a name)."""
     token: str | None = None
@@ -60,12 +61,6 @@ class AppSettings(BaseModel):
     """Show model pre-screen suggestions as hints."""
     loopback_only: bool = True
     """Refuse requests whose Host header is not a loopback name (set False when sharing)."""
-
-    def __init__(self, **settings: Any) -> None:
-        try:
-            super().__init__(**settings)
-        except ValidationError as error:
-            raise settings_error(error, AppSettings, settings) from None
 
 
 class AnswerBody(BaseModel):
