@@ -36,6 +36,7 @@ from bad_input_cases_s28 import s28_cases
 from bad_input_cases_s28b import s28b_cases
 from bad_input_cases_s28c import s28c_cases
 from bad_input_cases_s28d import s28d_cases
+from bad_input_cases_s29c import s29c_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
@@ -447,5 +448,6 @@ def cases() -> list[Case]:
         *s28_cases(),  # session 28: the input side (expand, audit, score, demo, doctor, ...)
         *s28b_cases(),  # session 28: the output side (gate, report, explain, export, validate, extend, debias)
         *s28c_cases(),  # session 28's last check: every route, weighted to the day's new rules
+        *s29c_cases(),  # session 29's finder s29c: every command's least-tried options
         *s28d_cases(),  # session 28's final measurement: the last hour's rules on the routes they miss
     ]
