@@ -20,9 +20,6 @@ from bad_input_cases_s28c_more import CLASSIFIER, Add, extend_yaml, templates_fi
 from bad_input_corpus import Base, Case, audit_args, cases_of, score_args
 
 KNOWN: dict[str, str] = {
-    "s29c-masks/cli-derive-stopwords-the-samples-jsonl": (
-        "exit 0: a samples.jsonl given as --stopwords is read as a stop-word list (JSON lines as words); the derived templates differ from the shipped stop words' (a wrong template set, no word)"
-    ),
     "s29c-env/cli-doctor-data-dir-a-file": (
         "exit 0: doctor prints the default data dir (~/.cache/nlibias/data, absent) and never says NLIBIAS_DATA_DIR names a file: it reports a data dir nlibias does not run with"
     ),
@@ -41,14 +38,8 @@ KNOWN: dict[str, str] = {
     "s29c-env/cli-audit-device-env-with-a-trailing-space": (
         "exit 0: NLIBIAS_DEVICE='cpu ' is accepted; the flag's blank/space rule does not reach the variable"
     ),
-    "s29c-export/cli-model-index-card-a-gate-rules-yaml": (
-        "exit 0: a gate rules YAML given as --card gets a model-index block written into it (the rules file is rewritten as a card)"
-    ),
     "s29c-export/cli-lm-eval-device-bogus": (
         "exit 70: export lm-eval --device tpu reaches torch.device (RuntimeError) instead of the declared device rule"
-    ),
-    "s29c-export/python-lm-eval-model-path-a-file": (
-        "returns: export_lm_eval(model_path=<a text file>) writes run_lm_eval.sh loading a file as the pretrained model directory"
     ),
     "s29c-audit/cli-devices-one-device-twice": (
         "exit 0: --devices cpu,cpu (one device twice) is accepted; the shard list has no declared type"
@@ -59,12 +50,6 @@ KNOWN: dict[str, str] = {
     ),
     "s29c-audit/cli-ray-bogus": (
         "exit 70: --ray maybe reaches ray.init (ValueError: Invalid address format) as an internal error"
-    ),
-    "s29c-training/cli-augment-names-a-name-paired-with-itself": (
-        "exit 0: a --names line 'Anna<TAB>Anna' (a name paired with itself, a typo) is accepted; no number wrong"
-    ),
-    "s29c-yaml/extend-templates-stopwords-a-metrics-json": (
-        "exit 0: templates.stopwords naming a metrics.json is read as a stop-word list; 596 derived templates from JSON tokens as stop words (a wrong template set)"
     ),
 }
 

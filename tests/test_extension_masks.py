@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -268,3 +269,25 @@ def test_masked_expansion_of_the_curated_file(bbnli: list[BBNLISubtopic]) -> Non
     assert len({m.id for m in masked}) == len(masked)
     # pro and anti alternate: every pro masked sample is followed by its anti formulation
     assert [m.formulation for m in masked[:4]] == ["pro", "anti", "pro", "anti"]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        ('{"id": "a", "premise": "x"}\n{"id": "b", "premise": "y"}\n', 1, "holds JSON (an object)"),
+        ('{\n  "models": {"m": {"overall": {}}}\n}\n', 1, "holds JSON (an object)"),
+        ("# gate rules\nmargin: 0.01\nbootstrap: 1000\n", 2, "holds YAML (a mapping of margin, bootstrap)"),
+        ("the\nice cream\n", 2, "'ice cream' is not one word"),
+    ],
+)
+def test_a_stop_word_file_of_another_kind_is_refused_with_its_line(
+    tmp_path: Path, text: str, line: int, reason: str
+) -> None:
+    from nlibias.extension.masked_templates import load_stopwords
+
+    path = tmp_path / "stop.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError, match=rf"stop\.txt:{line}: .*{re.escape(reason)}"):
+        load_stopwords(path)
+    path.write_text("# mine\nThe\n\nnote:\n", encoding="utf-8")  # a word with a colon is still a word
+    assert load_stopwords(path) == {"the", "note:"}
