@@ -448,3 +448,19 @@ def test_changes_are_named_in_plain_lower_case() -> None:
     assert WINOBIAS.swap("ＨＥ ｒａｎ") == ("ＳＨＥ ｒａｎ", [("he", "she")])
     same = Swapper(SwapList("t", {"nurse": "nurse", "he": "she"}))
     assert same.swap("ｎｕｒｓｅ ｈｅ") == ("ｎｕｒｓｅ ｓｈｅ", [("he", "she")])
+
+
+def test_a_name_paired_with_itself_is_refused_and_a_file_of_another_kind_is_named(tmp_path: Path) -> None:
+    from nlibias.debias.wordlists import read_pairs
+
+    names = tmp_path / "names.tsv"
+    names.write_text("John\tMary\nAnna\tanna\n")  # one name, told apart only by its case
+    with pytest.raises(SourceError, match=r"names\.tsv:2: the name 'anna' is paired with itself"):
+        read_pairs(names, both_ways=True, names=True)
+    # a word list may keep a word as it is ("her" with a line of its own is never reversed)
+    assert read_pairs(names, both_ways=True)["anna"] == "anna"
+    names.write_text('{"premise": "He\\tShe", "label": 1}\n')  # JSON lines, a tab in a value
+    with pytest.raises(
+        SourceError, match=r"names\.tsv:1: the file holds JSON \(an object\), not one 'name<TAB>name'"
+    ):
+        read_pairs(names, both_ways=True, names=True)

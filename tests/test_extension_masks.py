@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -291,3 +292,25 @@ def test_the_masks_commands_name_the_flag_of_an_unknown_or_repeated_subtopic(
     assert result.exit_code == 2 and "listed twice" in result.output and "--subtopic" in result.output
     result = CliRunner().invoke(app, [*source, "--subtopic", "MAN_is_to_breadwinner", "--json"])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        ('{"id": "a", "premise": "x"}\n{"id": "b", "premise": "y"}\n', 1, "holds JSON (an object)"),
+        ('{\n  "models": {"m": {"overall": {}}}\n}\n', 1, "holds JSON (an object)"),
+        ("# gate rules\nmargin: 0.01\nbootstrap: 1000\n", 2, "holds YAML (a mapping of margin, bootstrap)"),
+        ("the\nice cream\n", 2, "'ice cream' is not one word"),
+    ],
+)
+def test_a_stop_word_file_of_another_kind_is_refused_with_its_line(
+    tmp_path: Path, text: str, line: int, reason: str
+) -> None:
+    from nlibias.extension.masked_templates import load_stopwords
+
+    path = tmp_path / "stop.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError, match=rf"stop\.txt:{line}: .*{re.escape(reason)}"):
+        load_stopwords(path)
+    path.write_text("# mine\nThe\n\nnote:\n", encoding="utf-8")  # a word with a colon is still a word
+    assert load_stopwords(path) == {"the", "note:"}

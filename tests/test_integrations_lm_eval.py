@@ -410,3 +410,19 @@ def test_a_log_mixing_two_prompts_is_refused_naming_the_file(bbnli_run: Path, tm
         run_score(bbnli_run, log, bootstrap=0)
     assert caught.value.path == str(log) and caught.value.line == 4 and caught.value.field == "doc.prompt"
     assert "the log mixes prompt styles: 'gpt3' here, 'true' on line 1" in caught.value.reason
+
+
+def test_model_path_is_a_model_directory_or_a_hub_id(
+    bbnli_run: Path, tiny_causal_dir: Path, tmp_path: Path
+) -> None:
+    from nlibias.integrations.lm_eval import export_lm_eval
+
+    text_file = tmp_path / "model.txt"
+    text_file.write_text("x")
+    for refused in (text_file, tmp_path / "no" / "such" / "model"):
+        with pytest.raises(ConfigError, match=r"model_path must be a model directory \(or a hub id"):
+            export_lm_eval(bbnli_run, tmp_path / "task", model=str(tiny_causal_dir), model_path=refused)
+    assert not (tmp_path / "task").exists()  # refused before anything is written
+    for given in ("my-org/my-model", tiny_causal_dir):
+        result = export_lm_eval(bbnli_run, tmp_path / "task", model=str(tiny_causal_dir), model_path=given)
+        assert f"pretrained={given}," in result.command or result.command.endswith(f"pretrained={given}")

@@ -202,3 +202,29 @@ def test_a_generative_model_is_named_by_its_model_not_its_run_key(tmp_path: Path
         (entry,) = nlibias.model_index(run, model="lm|prompt=true|scored")
     assert entry["name"] == "lm"
     assert yaml.safe_load(yaml.safe_dump(entry))["name"] == "lm"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reason"),
+    [
+        ("rules.yaml", "margin: 0.01\n", "--card must be a Markdown model card"),
+        ("card.json", '{"license": "mit"}\n', "--card must be a Markdown model card"),
+        (
+            "README.md",
+            "license: mit\ntags: [nli]\n",
+            "holds YAML (a mapping of license, tags) and no front matter",
+        ),
+        ("README.md", '{"license": "mit"}\n', "holds JSON (an object) and no front matter"),
+    ],
+)
+def test_a_card_that_is_not_markdown_is_refused_and_left_as_it_was(
+    runs: dict[str, Path], tmp_path: Path, name: str, text: str, reason: str
+) -> None:
+    card = tmp_path / name
+    card.write_text(text, encoding="utf-8")
+    code, output = _export(runs["bbnli"], card)
+    assert code == 2 and reason in output and str(card) in output, output
+    assert card.read_text(encoding="utf-8") == text
+    card = tmp_path / "notes.md"  # Markdown without front matter, a 'key: value' line in its prose
+    card.write_text("# My model\n\nNote: trained on MNLI.\n", encoding="utf-8")
+    assert _export(runs["bbnli"], card)[0] == 0 and card.read_text(encoding="utf-8").startswith("---\n")

@@ -11,7 +11,6 @@ occupation's dominant gender). Premises: shipped templates, a user's file, or ev
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -45,10 +44,11 @@ from nlibias.benchmarks.occupation_list import (
     template_hypotheses,
 )
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows
-from nlibias.errors import ConfigError, NlibiasError, SourceError
+from nlibias.errors import ConfigError, NlibiasError
 from nlibias.schema import Sample
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import PathArg, declared
+from nlibias.textio.list_files import list_lines
 from nlibias.textio.text_files import read_text
 
 _RESOURCE_TEMPLATES = "occupation_premise_templates.txt"
@@ -160,8 +160,7 @@ def read_premise_rows(path: str | Path) -> list[OccupationRow]:
         raise PremiseFileError(
             path, [PremiseProblem(0, "", f"cannot read the file ({exc.strerror})")]
         ) from exc
-    lines = _numbered_lines(text)
-    _refuse_json(path, text, lines)
+    lines = list_lines(path, text, item="premise")
     rows: list[OccupationRow] = []
     problems: list[PremiseProblem] = []
     for number, line in lines:
@@ -176,42 +175,10 @@ def read_premise_rows(path: str | Path) -> list[OccupationRow]:
     return rows
 
 
-def _refuse_json(path: Path, text: str, lines: Sequence[tuple[int, str]]) -> None:
-    """Refuse a premises file holding JSON (a list of premises, an object per line): its lines are
-    not premises, and read as such they would keep brackets and quotes in the sample texts.
-
-    >>> _refuse_json(Path("p.json"), '["The nurse arrived."]', [(1, '["The nurse arrived."]')])
-    Traceback (most recent call last):
-    nlibias.errors.SourceError: p.json:1: the file holds JSON (a list), not one premise per line (write each premise on a line of its own in a plain text file)
-    """
-    first = lines[0] if lines else (1, "")
-    for candidate in (text, first[1]):
-        try:
-            value = json.loads(candidate)
-        except (ValueError, RecursionError):  # not JSON: the lines are read as premises
-            continue
-        if isinstance(value, list | dict):
-            kind = "a list" if isinstance(value, list) else "an object"
-            raise SourceError(
-                path,
-                None,
-                f"the file holds JSON ({kind}), not one premise per line",
-                line=first[0],
-                fix="write each premise on a line of its own in a plain text file",
-            )
-
-
 def default_premise_templates() -> list[tuple[int, str]]:
     """The shipped premise templates as ``(line number, template)``."""
-    return _numbered_lines(
-        (resources.files("nlibias") / "resources" / _RESOURCE_TEMPLATES).read_text("utf-8")
-    )
-
-
-def _numbered_lines(text: str) -> list[tuple[int, str]]:
-    """``(line number, text)`` of each line that is not blank or a ``#`` comment, stripped."""
-    lines = [(i, line.strip()) for i, line in enumerate(text.splitlines(), start=1)]
-    return [(i, line) for i, line in lines if line and not line.startswith("#")]
+    text = (resources.files("nlibias") / "resources" / _RESOURCE_TEMPLATES).read_text("utf-8")
+    return list_lines(_RESOURCE_TEMPLATES, text, item="premise")
 
 
 def build_premises(

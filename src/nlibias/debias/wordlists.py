@@ -19,6 +19,7 @@ from pathlib import Path
 
 from nlibias.benchmarks.occupation_list import load_occupations
 from nlibias.errors import SourceError
+from nlibias.textio.list_files import list_lines
 from nlibias.textio.text_door import BOM, enter_text
 from nlibias.textio.text_files import decode_utf8
 
@@ -75,12 +76,12 @@ def _occupation_words() -> frozenset[str]:
     return frozenset(word.lower() for o in load_occupations() for word in (o.name, o.plural))
 
 
-def _pairs_file(text: str, path: str) -> list[tuple[str, str, int]]:
+def _pairs_file(
+    text: str, path: str, item: str = "'word<TAB>counterpart' pair"
+) -> list[tuple[str, str, int]]:
     """``(word, counterpart, line)`` of a ``word<TAB>counterpart`` file."""
     pairs = []
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
+    for line_number, line in list_lines(path, text, item=item):
         parts = [p.strip().lower() for p in line.split("\t")]
         if len(parts) != 2 or not all(parts):
             raise SourceError(
@@ -153,9 +154,15 @@ def read_pairs(path: str | Path, *, both_ways: bool, names: bool = False) -> dic
     mapping: dict[str, str] = {}
     lines: dict[str, int] = {}
     paired: dict[str, int] = {}  # each name of a names file, with the line of its pair
-    for word, counterpart, line_number in _pairs_file(text, str(path)):
+    item = "'name<TAB>name' pair" if names else "'word<TAB>counterpart' pair"
+    for word, counterpart, line_number in _pairs_file(text, str(path), item):
         if word in lines:
             raise SourceError(path, None, f"{word!r} is listed twice (line {lines[word]})", line=line_number)
+        if names and word == counterpart:
+            raise SourceError(
+                path, None, f"the name {word!r} is paired with itself: it would swap with nothing",
+                line=line_number, fix="pair it with another name, or delete the line",
+            )  # fmt: skip
         mapping[word], lines[word] = counterpart, line_number
         for name in (word, counterpart) if names else ():
             if paired.setdefault(name, line_number) != line_number:

@@ -26,6 +26,7 @@ from nlibias.benchmarks.templating import GROUP_SLOTS, PLACEHOLDER, placeholders
 from nlibias.errors import SourceError
 from nlibias.io.jsonl import iter_jsonl
 from nlibias.schema.declared import source_error
+from nlibias.textio.list_files import list_lines
 from nlibias.textio.text_files import read_text
 
 MASK = "<mask>"
@@ -88,17 +89,22 @@ def default_stopwords_path() -> Path:
 
 
 def load_stopwords(path: str | Path | None = None) -> frozenset[str]:
-    """Lower-cased words of a stop-word file (one per line, ``#`` comments, blank lines ignored).
+    """Lower-cased words of a stop-word file (one per line, ``#`` comments, blank lines ignored); a
+    file of another kind (JSON, JSON lines, YAML) or a line of several words (it would match no word)
+    is refused with its line.
 
     >>> "the" in load_stopwords()
     True
     """
-    text = read_text(Path(path or default_stopwords_path()))
-    return frozenset(
-        line.strip().lower()
-        for line in text.splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    )
+    path = Path(path or default_stopwords_path())
+    lines = list_lines(path, read_text(path), item="stop word")
+    for number, line in lines:
+        if len(line.split()) > 1:
+            raise SourceError(
+                path, None, f"{line!r} is not one word: a stop word is compared with single words, so it "
+                "would never match", line=number, fix="write one stop word per line",
+            )  # fmt: skip
+    return frozenset(line.lower() for _, line in lines)
 
 
 def _is_boundary(text: str, index: int) -> bool:

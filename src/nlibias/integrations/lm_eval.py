@@ -27,6 +27,7 @@ from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.prompts import resolve_prompt_styles
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import Allowed, PathArg, declared
+from nlibias.schema.model_ref import ModelRef
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark
@@ -67,6 +68,26 @@ TaskName = Annotated[
 """A task name: it becomes file names under ``out_dir`` and lm-eval's ``--tasks``, so no path."""
 
 
+def _pretrained(path: str | Path) -> bool:
+    """Whether lm-eval's ``pretrained=`` can load ``path``: an existing directory, or a hub id
+    (``NAME`` or ``ORG/NAME``, naming nothing here); never a file.
+
+    >>> _pretrained("HuggingFaceTB/SmolLM2-135M-Instruct"), _pretrained("/no/such/model"), _pretrained(".")
+    (True, False, True)
+    """
+    local = Path(path).expanduser()
+    if local.exists():
+        return local.is_dir()
+    return ModelRef.named(str(path)).local_path is None and ":" not in str(path) and "@" not in str(path)
+
+
+PretrainedPath = Annotated[
+    PathArg,
+    Predicate(_pretrained),
+    Allowed("a model directory (or a hub id, org/name) that lm-eval's pretrained= loads, not a file"),
+]
+
+
 @declared
 def export_lm_eval(
     samples: PathArg,
@@ -76,7 +97,7 @@ def export_lm_eval(
     model: str = "smollm2",
     task: TaskName | None = None,
     device: str = "cpu",
-    model_path: PathArg | None = None,
+    model_path: PretrainedPath | None = None,
     option_score: OptionScore = "total",
     **model_options: Any,
 ) -> LmEvalExport:

@@ -30,6 +30,7 @@ from nlibias.report.metric_readers import interval, is_number
 from nlibias.report.verdict_block import scored_of, subset_of
 from nlibias.schema.declared import Allowed, PathArg, declared
 from nlibias.schema.model_keys import split_model_key
+from nlibias.textio.list_files import structured_kind
 from nlibias.textio.text_files import decode_utf8
 from nlibias.textio.yaml_unique import load_yaml
 
@@ -146,6 +147,13 @@ def _hub_name(name: str) -> bool:
 
 
 HubName = Annotated[str, Predicate(_hub_name), Allowed("the model's name on the Hub (e.g. my-org/my-nli)")]
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+CardPath = Annotated[
+    PathArg,
+    Predicate(lambda path: Path(path).suffix.lower() in MARKDOWN_SUFFIXES),
+    Allowed("a Markdown model card, a .md file (the model's README.md)"),
+]
+"""A model card: Markdown (a rules YAML or a JSON file would get a metadata block written into it)."""
 
 
 @declared
@@ -214,6 +222,11 @@ def read_card(path: Path) -> tuple[str, dict[str, Any]]:
     lines = text.splitlines()
     opening = next((at for at, line in enumerate(lines) if line.strip()), None)
     if opening is None or lines[opening].rstrip() != "---":
+        if (kind := structured_kind(text)) is not None:  # metadata outside front matter, or a data file
+            raise SourceError(
+                path, None, f"holds {kind} and no front matter: not a Markdown model card", line=(opening or 0) + 1,
+                fix="pass the model's README.md; its metadata goes between '---' lines at the top",
+            )  # fmt: skip
         return text, {}
     block = REGEX_YAML_BLOCK.search(text)
     if block is None:
@@ -261,7 +274,9 @@ def _card(path: Path, text: str, metadata: Mapping[str, Any]) -> Any:
 
 
 @declared
-def update_card(run: PathArg, card: PathArg, *, model: str | None = None, name: HubName | None = None) -> str:
+def update_card(
+    run: PathArg, card: CardPath, *, model: str | None = None, name: HubName | None = None
+) -> str:
     """Write one model's ``model-index`` into the card at ``card`` under a lock, keeping its other
     metadata, text and datasets' results; returns the model's name (``name``, the card's, the run's)."""
     read = read_checked_run(run)

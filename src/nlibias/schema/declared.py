@@ -402,7 +402,7 @@ def describe(hint: Any) -> str:
     if origin is Annotated:
         base, *metadata = typing.get_args(hint)
         allowed = [item.words for item in metadata if isinstance(item, Allowed)]
-        return allowed[0] if allowed else _constrained(describe(base), metadata)
+        return allowed[-1] if allowed else _constrained(describe(base), metadata)  # the outer type's words
     if origin in (typing.Union, types.UnionType):
         parts = [describe(arg) for arg in typing.get_args(hint)]
         return ", ".join(parts[:-1]) + " or " + parts[-1]
@@ -449,6 +449,9 @@ def _constrained(base: str, metadata: Sequence[Any]) -> str:
 
 
 def _shown(value: Any) -> str:
+    """``value`` as a message shows it: a path whole (it names the file), else cut at 60 characters."""
+    if isinstance(value, PurePath):
+        return repr(str(value))
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
