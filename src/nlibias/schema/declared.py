@@ -97,6 +97,31 @@ def _not_blank_path(path: T) -> T:
     return path
 
 
+@dataclass(frozen=True)
+class Refuse:
+    """A rule of one value in its own words, declared on its type: a value for which ``when`` holds
+    is refused as ``{name} <words>`` (``words``: a text, or made from the value); ``names``: the
+    other parameters the words name (``{full}``). Checked after the type's other rules."""
+
+    when: Callable[[Any], bool]
+    words: str | Callable[[Any], str]
+    names: tuple[str, ...] = ()
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_after_validator_function(self._check, handler(source))
+
+    def _check(self, value: T) -> T:
+        if self.when(value):
+            from pydantic_core import PydanticCustomError
+
+            words = self.words if isinstance(self.words, str) else self.words(value)
+            raise PydanticCustomError(_REFUSED, "{words}", {"words": words, "names": self.names})
+        return value
+
+
+_REFUSED = "nlibias_refused"
 _NOT_BLANK = _NotBlank()
 PathArg = Annotated[str | Path, _NOT_BLANK, Allowed("a path (a str or Path, not blank)")]
 """A path given as a string or a Path (a function's parameter); a blank string is refused."""
@@ -206,6 +231,8 @@ def argument_error(
     if at is None or kind == "unexpected_positional_argument":
         return ConfigError(f"{function}: {problem['msg']}", parameter=None)
     name = str(at)
+    if kind == _REFUSED:
+        return _refused(name, problem)
     hint = _keyword_hints(signature, hints).get(name, hints.get(name))
     value = _given(name, signature, args, kwargs)
     got = "none was given" if value is None else f"got {type(value).__name__} {_shown(value)}"
@@ -218,12 +245,20 @@ def settings_error(error: ValidationError, model: type[BaseModel], given: Mappin
     name = str(problem["loc"][0]) if problem["loc"] else model.__name__
     if problem["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         return unknown_argument(model.__name__, name, list(model.model_fields))
+    if problem["type"] == _REFUSED:
+        return _refused(name, problem)
     field = model.model_fields.get(name)
     if problem["type"] == "value_error" or field is None:  # the field's own check, in its words
         reason = str(problem["msg"]).removeprefix("Value error, ")
         return ConfigError(f"{{{name}}} is {_shown(given.get(name))}: {reason}", parameter=name)
     hint = field_hints(model)[name]
     return ConfigError(f"{{{name}}} is {_shown(given.get(name))}; pass {describe(hint)}", parameter=name)
+
+
+def _refused(name: str, problem: Any) -> ConfigError:
+    """The refusal a :class:`Refuse` declared: ``{name} <its words>``."""
+    context = problem["ctx"]
+    return ConfigError(f"{{{name}}} {context['words']}", parameter=name, names=tuple(context["names"]))
 
 
 def field_hints(model: type[BaseModel]) -> dict[str, Any]:
