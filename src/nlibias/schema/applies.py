@@ -16,15 +16,15 @@ _UNSET: Any = object()
 class AppliesTo:
     """What an option applies to: ``when(settings)`` says whether anything reads it, ``otherwise``
     why nothing does, ``fix`` what to do (``{name}``: the option's name; ``names``: others named);
-    ``words``: the refusal in its own words, where "applies to" would not say it (``{compare}
-    prints md or csv tables, not latex``)."""
+    ``words``: the refusal in its own words (or made from the settings), where "applies to" would
+    not say it (``{compare} prints md or csv tables, not latex``)."""
 
     what: str
     when: Callable[[Mapping[str, Any]], bool]
     otherwise: str
     fix: str | None = None
     names: tuple[str, ...] = ()
-    words: str | None = None
+    words: str | Callable[[Mapping[str, Any]], str] | None = None
 
 
 SEED_APPLIES = AppliesTo(
@@ -66,7 +66,8 @@ def refuse_inapplicable(
             if rule.when(settings):
                 continue
             if rule.words is not None:
-                raise InapplicableOption(rule.words, parameter=name, names=rule.names)
+                words = rule.words if isinstance(rule.words, str) else rule.words(settings)
+                raise InapplicableOption(words, parameter=name, names=rule.names)
             fix = None if rule.fix is None else rule.fix.format(name=name)
             shown = _UNSET if isinstance(value, bool) else value  # a flag: its name says it
             raise option_applies_to_nothing(
