@@ -27,6 +27,7 @@ from nlibias.validation.store import (
     EXPLANATION_LABELS,
     EXPLANATION_ROUND,
     ROUND_LABELS,
+    Annotator,
     CurrentAnswer,
     Suggestion,
 )
@@ -48,7 +49,7 @@ class AppSettings(BaseModel):
     """How the app behaves (``nlibias validate serve`` options)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-    annotator: str | None = None
+    annotator: Annotator | None = None
     """Fix the annotator (else the page asks for a name)."""
     token: str | None = None
     """Required on every request when set."""
@@ -73,7 +74,7 @@ class AnswerBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     hypothesis_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    annotator: str = Field(pattern=f"^{ANNOTATOR_PATTERN.pattern}$")  # Rust regex: $ is the very end
+    annotator: Annotator
     round: Literal["category", "stereotype", "explanation"]
     label: Literal["valid", "invalid", "incoherent", "pro", "anti", "balanced", "biased"]
 
