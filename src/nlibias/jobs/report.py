@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import MinLen, Predicate
 
 from nlibias.catalog.registry import with_benchmarks
-from nlibias.errors import ConfigError, DataError, import_extra
+from nlibias.errors import DataError, import_extra
 from nlibias.io.atomic import atomic_write_text
 from nlibias.io.overwrites import refuse_named_twice, refuse_overwrites, run_files
 from nlibias.io.run_manifest import run_directory
@@ -105,6 +105,22 @@ def _debias(settings: Mapping[str, Any]) -> bool:
     return bool(settings.get("debias") or settings.get("pairs"))
 
 
+def _several_runs(settings: Mapping[str, Any]) -> str:
+    runs = one_or_many(settings["runs"])
+    shown = ", ".join(map(str, runs[:3])) + (", ..." if len(runs) > 3 else "")
+    return (
+        f"{_DEBIAS_TABLES} compare the models of one audit run, and {{runs}} names {len(runs)} "
+        f"({shown}); name one run directory in {{runs}}"
+    )
+
+
+ONE_RUN_DEBIAS = AppliesTo(  # runs
+    "one audit run with the before/after tables",
+    lambda settings: not _debias(settings) or len(one_or_many(settings["runs"])) == 1,
+    "",
+    names=("debias", "pairs"),
+    words=_several_runs,
+)
 PAPER_TABLES = AppliesTo(  # fmt
     f"the paper tables of audit, score and extend runs, not to {_DEBIAS_TABLES}, which are text only",
     lambda settings: not _debias(settings),
@@ -148,7 +164,7 @@ DEBIAS_TABLES = AppliesTo(  # min_effect
 
 @declared
 def make_report(
-    runs: RunDirs,
+    runs: Annotated[RunDirs, ONE_RUN_DEBIAS],
     out: PathArg | None = None,
     *,
     fmt: Annotated[TableFormat | None, PAPER_TABLES] = None,
@@ -170,14 +186,6 @@ def make_report(
     nlibias.schema.applies.InapplicableOption: fmt 'md' applies to the paper tables of audit, score and extend runs, not to the before/after tables (debias or pairs), which are text only; leave fmt out
     """
     runs = one_or_many(runs)
-    if (debias or pairs) and len(runs) != 1:
-        shown = ", ".join(map(str, runs[:3])) + (", ..." if len(runs) > 3 else "")
-        raise ConfigError(
-            f"{_DEBIAS_TABLES} compare the models of one audit run, and {{runs}} names {len(runs)} "
-            f"({shown}); name one run directory in {{runs}}",
-            parameter="runs",
-            names=("debias", "pairs"),
-        )
     _refuse_same_run_twice(runs, compare=compare)
     saved = [Path(run) / COMPARISON_JSON for run in runs] if debias or pairs else []  # the comparison saved
     refuse_overwrites({"out": out, "debias": saved}, {"runs": [f for run in runs for f in run_files(run)]})
