@@ -101,15 +101,19 @@ def _not_blank_path(path: T) -> T:
 class Refuse:
     """A rule of one value in its own words, declared on its type: a value for which ``when`` holds
     is refused as ``{name} <words>`` (``words``: a text, or made from the value); ``names``: the
-    other parameters the words name (``{full}``). Checked after the type's other rules."""
+    other parameters the words name (``{full}``). Checked after the type's other rules (``before``:
+    before them, so that a value of another type is refused in these words)."""
 
     when: Callable[[Any], bool]
     words: str | Callable[[Any], str]
     names: tuple[str, ...] = ()
+    before: bool = False
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
         from pydantic_core import core_schema
 
+        if self.before:
+            return core_schema.no_info_before_validator_function(self._check, handler(source))
         return core_schema.no_info_after_validator_function(self._check, handler(source))
 
     def _check(self, value: T) -> T:
