@@ -16,6 +16,7 @@ from nlibias.validation.address import (
     MAX_BODY_BYTES,
     SAFE_METHODS,
     BodyLimit,
+    Token,
     error_details,
     foreign_origin,
     host_name,
@@ -51,7 +52,7 @@ class AppSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     annotator: Annotator | None = None
     """Fix the annotator (else the page asks for a name)."""
-    token: str | None = None
+    token: Token | None = None
     """Required on every request when set."""
     blur: bool = True
     """Blur the hypothesis and templates until revealed (offensive content)."""
