@@ -222,7 +222,7 @@ def argument_error(
     kwargs: Mapping[str, Any],
 ) -> ConfigError:
     """A ConfigError naming the parameter of ``function`` at fault, its value and what it takes."""
-    problem = error.errors()[0]
+    problem = _first(error)
     kind, loc = problem["type"], problem["loc"]
     names = list(signature.parameters)
     at = loc[0] if loc else None
@@ -245,7 +245,7 @@ def argument_error(
 
 def settings_error(error: ValidationError, model: type[BaseModel], given: Mapping[str, Any]) -> ConfigError:
     """A ConfigError naming the setting of ``model`` at fault: ``{name} is {value!r}; pass {allowed}``."""
-    problem = error.errors()[0]
+    problem = _first(error)
     name = str(problem["loc"][0]) if problem["loc"] else model.__name__
     if problem["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         return unknown_argument(model.__name__, name, list(model.model_fields))
@@ -257,6 +257,13 @@ def settings_error(error: ValidationError, model: type[BaseModel], given: Mappin
         return ConfigError(f"{{{name}}} is {_shown(given.get(name))}: {reason}", parameter=name)
     hint = field_hints(model)[name]
     return ConfigError(f"{{{name}}} is {_shown(given.get(name))}; pass {describe(hint)}", parameter=name)
+
+
+def _first(error: ValidationError) -> Any:
+    """The problem to tell: the first, or where a union's member refused the value in a
+    :class:`Refuse`'s words (the other members' type errors say less), that one."""
+    found = error.errors()
+    return next((problem for problem in found if problem["type"] == _REFUSED), found[0])
 
 
 def _refused(name: str, problem: Any) -> ConfigError:
