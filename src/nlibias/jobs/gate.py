@@ -381,8 +381,8 @@ def gate(
     benchmark = benchmark_for_source(cand.metrics["source"])
     matched: list[tuple[str, str | None]] = [(m, None) for m in cand.metrics["models"]]
     if base is not None:
-        given = pair_map(pairs)
-        paired_models = match_models(list(cand.metrics["models"]), list(base.metrics["models"]), given)
+        asked = pair_map(pairs)
+        paired_models = match_models(list(cand.metrics["models"]), list(base.metrics["models"]), asked)
         check_asked_alike(cand, base, paired_models)
         matched = list(paired_models)
     tested, absent = _tested(cand, base, benchmark, matched)
