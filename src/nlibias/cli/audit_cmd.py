@@ -208,6 +208,7 @@ def explain_command(
     --lm-judge asks a generative LM for each explanation's label as a second opinion; its agreement
     with each NLI judge (Cohen's kappa) is reported. --device, --dtype and --max-tokens apply to the
     judges."""
+    options.refuse_inapplicable_options(explain_command, locals())
     from nlibias.explanations.run_files import fake_judge_warning
     from nlibias.jobs.explain import run_explain
 

@@ -28,9 +28,8 @@ from pydantic import BaseModel
 
 from nlibias.cli.app import echo_json
 from nlibias.debias.finetune_record import TrainingOptions
-from nlibias.errors import ConfigError
 from nlibias.runtime.options import ModelOptions, RunOptions
-from nlibias.schema.applies import SEED_APPLIES, TABLES_APPLIES, refuse_inapplicable
+from nlibias.schema.applies import SEED_APPLIES, TABLES_APPLIES, AppliesTo, refuse_inapplicable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -161,7 +160,18 @@ Cache = Annotated[
     Path | None,
     typer.Option("--cache", help="Prediction cache file. Default: $NLIBIAS_CACHE, else the user cache."),
 ]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the prediction cache.")]
+NO_CACHE_APPLIES = AppliesTo(
+    "no cache file",
+    lambda settings: settings.get("cache") is None,
+    "",
+    names=("cache",),
+    words=lambda settings: (
+        f"{{no_cache}} and {{cache}} {str(settings['cache'])!r} contradict each other; give one of them"
+    ),
+)
+NoCache = Annotated[
+    bool, NO_CACHE_APPLIES, typer.Option("--no-cache", help="Do not read or write the prediction cache.")
+]
 
 # --- measures and their intervals -----------------------------------------------------------------
 
@@ -287,13 +297,8 @@ HerModel = Annotated[
 
 def cache_setting(cache: Path | None, no_cache: bool) -> Path | bool:
     """The library's ``cache`` of ``--cache`` and ``--no-cache``: False, a file, or True (the user
-    cache); both at once are refused (one would be ignored without a word)."""
-    if no_cache and cache is not None:
-        raise ConfigError(
-            f"{{no_cache}} and {{cache}} {str(cache)!r} contradict each other; give one of them",
-            parameter="no_cache",
-            names=("cache",),
-        )
+    cache); both at once are refused by :data:`NoCache`'s declaration (one would be ignored without
+    a word)."""
     return False if no_cache else (cache or True)
 
 

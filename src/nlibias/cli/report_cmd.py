@@ -16,7 +16,7 @@ from typer.core import TyperCommand
 
 from nlibias.cli.app import app, echo_json, echo_text_or_path, warn
 from nlibias.cli.options import AuditedSamples, Json, OptionalOut, OptionScore, Out, Quiet, Samples
-from nlibias.errors import ConfigError, NlibiasError
+from nlibias.errors import NlibiasError
 
 if TYPE_CHECKING:
     from nlibias.jobs.report import ReportResult
@@ -99,24 +99,6 @@ def _print_html(result: ReportResult, *, quiet: bool) -> None:
 
 
 EXIT_FAILED = 1
-
-
-def _pairs(values: list[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for value in values:
-        cand, sep, base = value.partition("=")
-        problem = None
-        if not sep or not cand or not base:
-            problem = f"{value!r} is not CANDIDATE_MODEL=BASELINE_MODEL"
-        elif cand in found:  # the later pair would silently replace the earlier one
-            problem = (
-                f"candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); "
-                "pair each candidate model once"
-            )
-        if problem is not None:
-            raise ConfigError(f"{{pairs}}: {problem}", parameter="pairs")
-        found[cand] = base
-    return found
 
 
 def _values(args: list[str], *flags: str) -> dict[str, str]:
@@ -218,7 +200,7 @@ def gate_command(
     # first: an error file written over an input would destroy it
     refuse_gate_overwrites(candidate, baseline, rules=rules, samples=samples, junit=junit, markdown=markdown)
     try:
-        result = gate(candidate, baseline, rules=rules, pairs=_pairs(pair), margin=margin, samples=samples)
+        result = gate(candidate, baseline, rules=rules, pairs=pair, margin=margin, samples=samples)
     except NlibiasError as error:  # nothing decided (exit 2): the CI files still say why
         write_gate_error_files(str(error), type(error).__name__, junit=junit, markdown=markdown)
         raise

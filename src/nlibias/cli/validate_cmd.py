@@ -79,10 +79,7 @@ def serve_command(
     """Open the annotation app on http://127.0.0.1:PORT (every answer is committed at once)."""
     from nlibias.validation.address import bind_socket, bound_port, check_bind, is_loopback
     from nlibias.validation.app import AppSettings, serve
-    from nlibias.validation.store import check_annotator
 
-    if annotator:
-        check_annotator(annotator)
     token = check_bind(host, token)
     settings = AppSettings(
         annotator=annotator,

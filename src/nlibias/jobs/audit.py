@@ -18,11 +18,10 @@ from contextlib import ExitStack
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 from nlibias.benchmarks.base import BenchmarkSamples
 from nlibias.catalog.registry import check_kinds, read_benchmark_samples
-from nlibias.errors import ConfigError
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, read_samples, write_samples
 from nlibias.jobs.results import (
@@ -49,6 +48,7 @@ from nlibias.runtime.options import (
 from nlibias.runtime.progress import CommandBar, prepare_progress
 from nlibias.schema import Sample
 from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.declared import Refuse, declared
 from nlibias.schema.model_keys import check_classifier_key
 from nlibias.schema.outputs import ChainedRows, ModelOutputs
 from nlibias.schema.prediction_rows import check_predictor_run
@@ -76,24 +76,28 @@ def audit_settings(
     return own, run, options
 
 
+def _object_of(kind: type) -> Refuse:
+    """A settings object of ``kind``, not a dict of its settings (checked before any file is read)."""
+    return Refuse(
+        lambda value: not isinstance(value, kind),
+        lambda value: f"is a {type(value).__name__}; pass {kind.__name__}(...) (nlibias.{kind.__name__})",
+        before=True,
+    )
+
+
+@declared
 def run_audit(
     samples: str | PathLike[str] | Sequence[Sample],
     models: ModelSet | ModelSpec | Sequence[ModelSpec] = (),
     *,
-    options: ModelOptions = DEFAULT_MODEL_OPTIONS,
-    run: RunOptions = DEFAULT_RUN_OPTIONS,
+    options: Annotated[ModelOptions, _object_of(ModelOptions)] = DEFAULT_MODEL_OPTIONS,
+    run: Annotated[RunOptions, _object_of(RunOptions)] = DEFAULT_RUN_OPTIONS,
     out_dir: str | Path | None = None,
     extra: Mapping[str, Any] | None = None,
     note: str | None = None,
 ) -> AuditResult:
     """Run ``models`` over ``samples`` (a run directory, a samples file, or Sample objects), score
     them and write ``out_dir`` when given (``extra`` into ``metrics.json``, ``note`` under the tables)."""
-    for name, value, kind in (("options", options, ModelOptions), ("run", run, RunOptions)):
-        if not isinstance(value, kind):  # checked before any file is read or model loaded
-            raise ConfigError(
-                f"{{{name}}} is a {type(value).__name__}; pass {kind.__name__}(...) (nlibias.{kind.__name__})",
-                parameter=name,
-            )
     models = ModelSet.of(models)
     prepare_progress(run.progress)
     refuse_run_overwrites(out_dir, run.cache, samples=samples)

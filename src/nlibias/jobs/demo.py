@@ -18,7 +18,6 @@ from nlibias.benchmarks.bbnli import expand_bbnli
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.catalog.registry import with_benchmarks
-from nlibias.errors import ConfigError
 from nlibias.io.run_dir import OUTPUT_FILES
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, write_samples
 from nlibias.jobs.audit import run_audit
@@ -29,7 +28,7 @@ from nlibias.report.load import load_runs
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema.applies import AppliesTo
-from nlibias.schema.declared import PathArg, PositiveInt, Resamples, Seed, declared
+from nlibias.schema.declared import PathArg, PositiveInt, Refuse, Resamples, Seed, declared
 
 DEFAULT_SAMPLE_PAIRS = 240
 """Pairs in the default demo sample (15 per subtopic on average; about 5 min on 2 CPU cores)."""
@@ -45,6 +44,12 @@ DISCLAIMER = (
     "models, and a sample of pairs gives wide intervals. Audit real models with `nlibias audit`."
 )
 
+SOME_PAIRS = Refuse(
+    lambda pairs: pairs < 1,
+    lambda pairs: f"is {pairs}; the demo audits at least one pair (or pass {{full}} for all)",
+    ("full",),
+)
+"""The pairs :func:`run_demo` samples: at least one."""
 PAIRS_APPLIES = AppliesTo(
     "the stratified sample",
     lambda settings: not settings.get("full"),
@@ -83,11 +88,12 @@ def demo(
     )
 
 
+@declared
 def run_demo(
-    out_dir: str | Path = "runs/demo",
+    out_dir: PathArg = "runs/demo",
     *,
     full: bool = False,
-    sample_pairs: int = DEFAULT_SAMPLE_PAIRS,
+    sample_pairs: Annotated[int, SOME_PAIRS] = DEFAULT_SAMPLE_PAIRS,
     seed: int = 0,
     model: str = "smollm2",
     prompts: Sequence[str] = DEMO_PROMPTS,
@@ -100,12 +106,6 @@ def run_demo(
 ) -> dict[str, Any]:
     """:func:`demo` with the model, prompts and data directory open (tests, benchmarks); ``judge``
     labels the explanations of generated answers before the report is written."""
-    if not full and sample_pairs < 1:
-        raise ConfigError(
-            f"{{sample_pairs}} is {sample_pairs}; the demo audits at least one pair (or pass {{full}} for all)",
-            parameter="sample_pairs",
-            names=("full",),
-        )
     started = time.perf_counter()
     out = Path(out_dir)
     expansion = expand_bbnli(resolve_data(BBNLI_DATA, data_dir))

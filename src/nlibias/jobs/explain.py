@@ -36,7 +36,16 @@ from nlibias.runtime.build import build_predictors, check_label_map_applies, clo
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import CacheOption, ModelOptions, cache_file, open_cache
 from nlibias.schema.applies import AppliesTo
-from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, ShareAbove0, declared
+from nlibias.schema.declared import (
+    DrawSeed,
+    Name,
+    PathArg,
+    PositiveInt,
+    Refuse,
+    Resamples,
+    ShareAbove0,
+    declared,
+)
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
 from nlibias.schema.model_keys import check_model_spec
 from nlibias.schema.model_ref import ModelRef
@@ -75,12 +84,19 @@ LM_JUDGE_APPLIES = AppliesTo(
 )
 
 
+NO_JUDGE = Refuse(
+    lambda judges: isinstance(judges, list | tuple) and not judges,
+    "is empty; name at least one NLI judge (e.g. 'fake:j')",
+)
+"""The judges of :func:`run_explain`: at least one."""
+
+
 @declared(
     lazy={"NLIClassifier": "nlibias.models.base", "GenerativeBackend": "nlibias.models.generative.backend"}
 )
 def run_explain(
     run_dir: PathArg,
-    judges: Name | NLIClassifier | Sequence[Name | NLIClassifier],
+    judges: Annotated[Name | NLIClassifier | Sequence[Name | NLIClassifier], NO_JUDGE],
     *,
     threshold: ShareAbove0 | None = None,
     samples: PathArg | None = None,
@@ -244,12 +260,9 @@ def _lm_backend(
 
 
 def _given_judges(judges: str | NLIClassifier | Sequence[str | NLIClassifier]) -> list[str | NLIClassifier]:
-    """The judges as a list, each name checked to be an NLI classifier's (before any file is read)."""
+    """The judges as a list (:data:`NO_JUDGE`: not empty), each name checked to be an NLI
+    classifier's (before any file is read)."""
     given = [judges] if isinstance(judges, str) or not isinstance(judges, Sequence) else list(judges)
-    if not given:
-        raise ConfigError(
-            "{judges} is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges"
-        )
     fix = "a generative LM judges in {lm_judge}"
     for name in [judge for judge in given if isinstance(judge, str)]:
         check_model_spec(name, "judges", classifier=True)  # as ModelSet checks them, named as judges

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,11 +25,13 @@ from nlibias.jobs.gate_rules import (
     load_rules,
 )
 from nlibias.jobs.gate_runs import (
+    GatePairs,
     aligned_baseline,
     check_asked_alike,
     check_different_runs,
     load_gate_run,
     match_models,
+    pair_map,
 )
 from nlibias.metrics.paired import (
     AWAY_FROM_NEUTRAL,
@@ -340,14 +342,15 @@ def gate(
     candidate: PathArg,
     baseline: PathArg | None = None,
     rules: GateRules | PathArg | None = None,
-    pairs: Mapping[str, str] | None = None,
+    pairs: GatePairs | None = None,
     margin: Points | None = None,
     *,
     samples: PathArg | None = None,
 ) -> GateResult:
     """Decide whether the candidate run's models are more biased than the baseline run's.
     ``rules``: :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file; ``margin`` overrides
-    every margin; ``pairs``: ``{candidate model: baseline model}`` for keys that differ;
+    every margin; ``pairs``: ``{candidate model: baseline model}`` (or ``CANDIDATE=BASELINE``
+    texts) for keys that differ;
     ``samples``: where a run's samples moved. Without ``baseline`` only absolute limits apply.
 
     >>> result = gate("runs/candidate", "runs/shipped", margin=1.0)  # doctest: +SKIP
@@ -378,7 +381,8 @@ def gate(
     benchmark = benchmark_for_source(cand.metrics["source"])
     matched: list[tuple[str, str | None]] = [(m, None) for m in cand.metrics["models"]]
     if base is not None:
-        paired_models = match_models(list(cand.metrics["models"]), list(base.metrics["models"]), pairs)
+        asked = pair_map(pairs)
+        paired_models = match_models(list(cand.metrics["models"]), list(base.metrics["models"]), asked)
         check_asked_alike(cand, base, paired_models)
         matched = list(paired_models)
     tested, absent = _tested(cand, base, benchmark, matched)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Annotated
 
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
@@ -13,6 +14,7 @@ from nlibias.io.run_dir import ASKED, asked_settings
 from nlibias.io.run_manifest import run_directory
 from nlibias.jobs.results import read_checked_run
 from nlibias.metrics.paired_units import ScoredRun, asked_difference, sample_difference
+from nlibias.schema.declared import Allowed, Refuse
 
 
 def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> ScoredRun:
@@ -63,6 +65,52 @@ def aligned_baseline(candidate: ScoredRun, baseline: ScoredRun) -> ScoredRun:
         field=field,
         fix="audit both models on the same samples file",
     )
+
+
+def _not_a_pair(text: str) -> bool:
+    candidate, sep, baseline = text.partition("=")
+    return not (sep and candidate and baseline)
+
+
+def _paired_twice(texts: Sequence[str]) -> str | None:
+    """The first ``CANDIDATE=BASELINE`` whose candidate an earlier one pairs already, with it."""
+    seen: dict[str, str] = {}
+    for text in texts:
+        candidate = text.partition("=")[0]
+        if candidate in seen:  # the later pair would silently replace the earlier one
+            return f"candidate model {candidate!r} is paired twice ({seen[candidate]} and {text})"
+        seen[candidate] = text
+    return None
+
+
+GatePairs = Annotated[
+    Mapping[str, str]
+    | Annotated[
+        Sequence[
+            Annotated[
+                str, Refuse(_not_a_pair, lambda text: f"{text!r} is not CANDIDATE_MODEL=BASELINE_MODEL")
+            ]
+        ],
+        Refuse(
+            lambda texts: _paired_twice(texts) is not None,
+            lambda texts: f"{_paired_twice(texts)}; pair each candidate model once",
+        ),
+    ],
+    Allowed("{candidate model: baseline model} (str: str), or CANDIDATE_MODEL=BASELINE_MODEL texts"),
+]
+"""The gate's model pairs: ``{candidate model: baseline model}``, or ``CANDIDATE=BASELINE`` texts
+(``--pair``), each candidate model paired once."""
+
+
+def pair_map(pairs: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:
+    """:data:`GatePairs` as ``{candidate model: baseline model}``.
+
+    >>> pair_map(["new=old"]), pair_map({"a": "b"}), pair_map(None)
+    ({'new': 'old'}, {'a': 'b'}, {})
+    """
+    if isinstance(pairs, Mapping):
+        return dict(pairs)
+    return {text.partition("=")[0]: text.partition("=")[2] for text in pairs or ()}
 
 
 def match_models(

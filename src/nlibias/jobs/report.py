@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import MinLen, Predicate
 
 from nlibias.catalog.registry import with_benchmarks
-from nlibias.errors import ConfigError, DataError, import_extra
+from nlibias.errors import DataError, import_extra
 from nlibias.io.atomic import atomic_write_text, locked_folder
 from nlibias.io.overwrites import refuse_named_twice, refuse_overwrites, run_files
 from nlibias.io.run_manifest import run_directory
@@ -28,7 +28,7 @@ from nlibias.report.load import Run, load_runs
 from nlibias.report.paper_tables import TABLE_FORMATS, format_table, render_tables
 from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
 from nlibias.schema.applies import AppliesTo, option_applies_to_nothing
-from nlibias.schema.declared import Allowed, NonNegativeFloat, PathArg, declared, one_or_many
+from nlibias.schema.declared import Allowed, NonNegativeFloat, PathArg, Refuse, declared, one_or_many
 
 
 @dataclass(frozen=True)
@@ -69,20 +69,29 @@ class ReportResult:
         }
 
 
+def _not_a_pair(pair: str) -> bool:
+    """``pair`` lacks a ``=`` or a key on either side of it."""
+    return "=" not in pair or not all(_split(pair))
+
+
+Pair = (
+    Annotated[
+        str,
+        Refuse(_not_a_pair, lambda pair: f"takes BEFORE=AFTER (model keys of the run), not {pair!r}"),
+    ]
+    | tuple[str, str]
+)
+"""A before/after pair of model keys: ``BEFORE=AFTER``, or the two keys."""
+
+
 def parse_pairs(pairs: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
-    """``BEFORE=AFTER`` texts (or pairs) as (before, after) model keys."""
-    parsed = []
-    for pair in pairs:
-        if isinstance(pair, tuple):
-            parsed.append(pair)
-            continue
-        before, sep, after = pair.partition("=")
-        if not sep or not before or not after:
-            raise ConfigError(
-                f"{{pairs}} takes BEFORE=AFTER (model keys of the run), not {pair!r}", parameter="pairs"
-            )
-        parsed.append((before, after))
-    return parsed
+    """``BEFORE=AFTER`` texts (:data:`Pair`) or pairs as (before, after) model keys."""
+    return [pair if isinstance(pair, tuple) else _split(pair) for pair in pairs]
+
+
+def _split(pair: str) -> tuple[str, str]:
+    before, _, after = pair.partition("=")
+    return before, after
 
 
 RunDirs = PathArg | Annotated[Sequence[PathArg], MinLen(1), Allowed("a non-empty list of run directories")]
@@ -96,11 +105,53 @@ def _debias(settings: Mapping[str, Any]) -> bool:
     return bool(settings.get("debias") or settings.get("pairs"))
 
 
+def _several_runs(settings: Mapping[str, Any]) -> str:
+    runs = one_or_many(settings["runs"])
+    shown = ", ".join(map(str, runs[:3])) + (", ..." if len(runs) > 3 else "")
+    return (
+        f"{_DEBIAS_TABLES} compare the models of one audit run, and {{runs}} names {len(runs)} "
+        f"({shown}); name one run directory in {{runs}}"
+    )
+
+
+ONE_RUN_DEBIAS = AppliesTo(  # runs
+    "one audit run with the before/after tables",
+    lambda settings: not _debias(settings) or len(one_or_many(settings["runs"])) == 1,
+    "",
+    names=("debias", "pairs"),
+    words=_several_runs,
+)
 PAPER_TABLES = AppliesTo(  # fmt
     f"the paper tables of audit, score and extend runs, not to {_DEBIAS_TABLES}, which are text only",
     lambda settings: not _debias(settings),
     "",
     names=("debias", "pairs"),
+)
+COMPARE_DEBIAS = AppliesTo(
+    f"the HTML report and the paper tables of several runs, not to {_DEBIAS_TABLES}, which compare "
+    "models of one run",
+    lambda settings: not _debias(settings),
+    "",
+    names=("debias", "pairs"),
+)
+COMPARE_LATEX = AppliesTo(
+    "md or csv tables",
+    lambda settings: settings.get("fmt") != "latex",
+    "",
+    names=("fmt",),
+    words="{compare} prints md or csv tables, not latex ({parameter fmt})",
+)
+PLOTS_DEBIAS = AppliesTo(
+    f"the HTML report (its figures), not to {_DEBIAS_TABLES}",
+    lambda settings: not _debias(settings),
+    "",
+    names=("debias", "pairs"),
+)
+PLOTS_TABLES = AppliesTo(
+    "the HTML report (its figures), not to the paper tables ({fmt})",
+    lambda settings: settings.get("fmt") is None,
+    "",
+    names=("fmt",),
 )
 DEBIAS_TABLES = AppliesTo(  # min_effect
     "the before/after tables",
@@ -113,14 +164,14 @@ DEBIAS_TABLES = AppliesTo(  # min_effect
 
 @declared
 def make_report(
-    runs: RunDirs,
+    runs: Annotated[RunDirs, ONE_RUN_DEBIAS],
     out: PathArg | None = None,
     *,
     fmt: Annotated[TableFormat | None, PAPER_TABLES] = None,
-    compare: bool = False,
-    plots: bool = True,
+    compare: Annotated[bool, COMPARE_DEBIAS, COMPARE_LATEX] = False,
+    plots: Annotated[bool, PLOTS_DEBIAS, PLOTS_TABLES] = True,
     debias: bool = False,
-    pairs: Sequence[str | tuple[str, str]] = (),
+    pairs: Sequence[Pair] = (),
     min_effect: Annotated[NonNegativeFloat | None, DEBIAS_TABLES] = None,
 ) -> ReportResult:
     """``nlibias report``: the HTML report of ``runs`` (``out``, default ``<first run>/report.html``);
@@ -135,21 +186,6 @@ def make_report(
     nlibias.schema.applies.InapplicableOption: fmt 'md' applies to the paper tables of audit, score and extend runs, not to the before/after tables (debias or pairs), which are text only; leave fmt out
     """
     runs = one_or_many(runs)
-    _check_options_apply(debias=bool(debias or pairs), fmt=fmt, compare=compare, plots=plots)
-    if (debias or pairs) and len(runs) != 1:
-        shown = ", ".join(map(str, runs[:3])) + (", ..." if len(runs) > 3 else "")
-        raise ConfigError(
-            f"{_DEBIAS_TABLES} compare the models of one audit run, and {{runs}} names {len(runs)} "
-            f"({shown}); name one run directory in {{runs}}",
-            parameter="runs",
-            names=("debias", "pairs"),
-        )
-    if compare and fmt == "latex":
-        raise ConfigError(
-            "{compare} prints md or csv tables, not latex ({parameter fmt})",
-            parameter="compare",
-            names=("fmt",),
-        )
     _refuse_same_run_twice(runs, compare=compare)
     saved = [Path(run) / COMPARISON_JSON for run in runs] if debias or pairs else []  # the comparison saved
     refuse_overwrites({"out": out, "debias": saved}, {"runs": [f for run in runs for f in run_files(run)]})
@@ -169,29 +205,6 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
             fix="name a second run in {runs}, or leave {compare} out", names=("runs",),
         )  # fmt: skip
     refuse_named_twice(runs, "runs", "run directory", each="run", file_of=run_directory)
-
-
-def _check_options_apply(*, debias: bool, fmt: str | None, compare: bool, plots: bool) -> None:
-    """Refuse an option the report asked for would ignore.
-
-    >>> _check_options_apply(debias=False, fmt="md", compare=True, plots=True)
-    >>> _check_options_apply(debias=False, fmt="md", compare=False, plots=False)
-    Traceback (most recent call last):
-    ...
-    nlibias.schema.applies.InapplicableOption: plots applies to the HTML report (its figures), not to the paper tables (fmt); leave plots out
-    """
-    if debias and compare:
-        raise option_applies_to_nothing(
-            "compare",
-            f"the HTML report and the paper tables of several runs, not to {_DEBIAS_TABLES}, which compare "
-            "models of one run",
-            names=("debias", "pairs"),
-        )
-    if not plots and (debias or fmt is not None):
-        tables = _DEBIAS_TABLES if debias else "the paper tables ({fmt})"
-        raise option_applies_to_nothing(
-            "plots", f"the HTML report (its figures), not to {tables}", names=("debias", "pairs", "fmt")
-        )
 
 
 def _tables_report(loaded: Sequence[Run], fmt: str, compare: bool, out: str | Path | None) -> ReportResult:

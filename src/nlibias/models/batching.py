@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Annotated, Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError
-from nlibias.schema.declared import is_int
+from nlibias.schema.declared import Refuse, declared, is_int
 
 _items_done: ContextVar[Callable[[float], None] | None] = ContextVar("nlibias_items_done", default=None)
 _fraction_done: ContextVar[Callable[[float], None] | None] = ContextVar("nlibias_fraction_done", default=None)
@@ -51,21 +51,21 @@ def report_fraction(fraction: float) -> None:
         hook(fraction)
 
 
-#: What each batch limit counts, as a refusal words it.
-_LIMIT_UNITS: dict[str, str] = {
-    "max_tokens": "tokens a batch may hold (padding included)",
-    "max_batch_size": "inputs a batch may hold",
-    "max_length": "tokens an input may keep (longer ones are truncated)",
-    "threads": "threads, or leave it unset for one per CPU core",
-}
+def _limit(counts: str) -> Refuse:
+    """A batch limit (or torch's thread count): a positive integer, or None (unset)."""
+    return Refuse(
+        lambda value: value is not None and (not is_int(value) or value < 1),
+        lambda value: f"is {value!r}; give a positive number of {counts}",
+    )
 
 
+@declared
 def check_batch_limits(
     *,
-    max_tokens: int | None = None,
-    max_batch_size: int | None = None,
-    max_length: int | None = None,
-    threads: int | None = None,
+    max_tokens: Annotated[Any, _limit("tokens a batch may hold (padding included)")] = None,
+    max_batch_size: Annotated[Any, _limit("inputs a batch may hold")] = None,
+    max_length: Annotated[Any, _limit("tokens an input may keep (longer ones are truncated)")] = None,
+    threads: Annotated[Any, _limit("threads, or leave it unset for one per CPU core")] = None,
 ) -> None:
     """Refuse a batch limit (or torch's thread count) that is not a positive integer; ``None`` passes.
 
@@ -74,13 +74,6 @@ def check_batch_limits(
     Traceback (most recent call last):
     nlibias.errors.ConfigError: max_batch_size is 0; give a positive number of inputs a batch may hold
     """
-    limits = {"max_tokens": max_tokens, "max_batch_size": max_batch_size, "max_length": max_length}
-    for parameter, value in {**limits, "threads": threads}.items():
-        if value is not None and (not is_int(value) or value < 1):
-            raise ConfigError(
-                f"{{{parameter}}} is {value!r}; give a positive number of {_LIMIT_UNITS[parameter]}",
-                parameter=parameter,
-            )
 
 
 def plan_batches(

@@ -15,13 +15,16 @@ _UNSET: Any = object()
 @dataclass(frozen=True)
 class AppliesTo:
     """What an option applies to: ``when(settings)`` says whether anything reads it, ``otherwise``
-    why nothing does, ``fix`` what to do (``{name}``: the option's name; ``names``: others named)."""
+    why nothing does, ``fix`` what to do (``{name}``: the option's name; ``names``: others named);
+    ``words``: the refusal in its own words (or made from the settings), where "applies to" would
+    not say it (``{compare} prints md or csv tables, not latex``)."""
 
     what: str
     when: Callable[[Mapping[str, Any]], bool]
     otherwise: str
     fix: str | None = None
     names: tuple[str, ...] = ()
+    words: str | Callable[[Mapping[str, Any]], str] | None = None
 
 
 SEED_APPLIES = AppliesTo(
@@ -53,17 +56,23 @@ RAY_APPLIES = AppliesTo(
 def refuse_inapplicable(
     settings: Mapping[str, Any], hints: Mapping[str, Any], defaults: Mapping[str, Any]
 ) -> None:
-    """Refuse the first of ``settings`` given (not its default) where its :class:`AppliesTo` says nothing reads it."""
+    """Refuse the first of ``settings`` given (not its default) where its :class:`AppliesTo` says
+    nothing reads it (a flag's refusal names it without its value: ``compare applies to ...``)."""
     for name, hint in hints.items():
         value = settings.get(name, _UNSET)
         if value is _UNSET or _same(value, defaults.get(name, _UNSET)):
             continue
         for rule in applies_rules(hint):
-            if not rule.when(settings):
-                fix = None if rule.fix is None else rule.fix.format(name=name)
-                raise option_applies_to_nothing(
-                    name, rule.what, value=value, given=rule.otherwise or None, fix=fix, names=rule.names
-                )
+            if rule.when(settings):
+                continue
+            if rule.words is not None:
+                words = rule.words if isinstance(rule.words, str) else rule.words(settings)
+                raise InapplicableOption(words, parameter=name, names=rule.names)
+            fix = None if rule.fix is None else rule.fix.format(name=name)
+            shown = _UNSET if isinstance(value, bool) else value  # a flag: its name says it
+            raise option_applies_to_nothing(
+                name, rule.what, value=shown, given=rule.otherwise or None, fix=fix, names=rule.names
+            )
 
 
 def applies_rules(hint: Any) -> list[AppliesTo]:

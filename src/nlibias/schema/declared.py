@@ -106,6 +106,35 @@ def _not_blank_path(path: T) -> T:
     return path
 
 
+@dataclass(frozen=True)
+class Refuse:
+    """A rule of one value in its own words, declared on its type: a value for which ``when`` holds
+    is refused as ``{name} <words>`` (``words``: a text, or made from the value); ``names``: the
+    other parameters the words name (``{full}``). Checked after the type's other rules (``before``:
+    before them, so that a value of another type is refused in these words)."""
+
+    when: Callable[[Any], bool]
+    words: str | Callable[[Any], str]
+    names: tuple[str, ...] = ()
+    before: bool = False
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        from pydantic_core import core_schema
+
+        if self.before:
+            return core_schema.no_info_before_validator_function(self._check, handler(source))
+        return core_schema.no_info_after_validator_function(self._check, handler(source))
+
+    def _check(self, value: T) -> T:
+        if self.when(value):
+            from pydantic_core import PydanticCustomError
+
+            words = self.words if isinstance(self.words, str) else self.words(value)
+            raise PydanticCustomError(_REFUSED, "{words}", {"words": words, "names": self.names})
+        return value
+
+
+_REFUSED = "nlibias_refused"
 _NOT_BLANK = _NotBlank()
 PathArg = Annotated[str | Path, _NOT_BLANK, Allowed("a path (a str or Path, not blank)")]
 """A path given as a string or a Path (a function's parameter); a blank string is refused."""
@@ -202,7 +231,7 @@ def argument_error(
     kwargs: Mapping[str, Any],
 ) -> ConfigError:
     """A ConfigError naming the parameter of ``function`` at fault, its value and what it takes."""
-    problem = error.errors()[0]
+    problem = _first(error)
     kind, loc = problem["type"], problem["loc"]
     names = list(signature.parameters)
     at = loc[0] if loc else None
@@ -215,6 +244,8 @@ def argument_error(
     if at is None or kind == "unexpected_positional_argument":
         return ConfigError(f"{function}: {problem['msg']}", parameter=None)
     name = str(at)
+    if kind == _REFUSED:
+        return _refused(name, problem)
     hint = _keyword_hints(signature, hints).get(name, hints.get(name))
     value = _given(name, signature, args, kwargs)
     got = "none was given" if value is None else f"got {type(value).__name__} {_shown(value)}"
@@ -225,6 +256,9 @@ def settings_error(error: ValidationError, model: type[BaseModel], given: Mappin
     """A ConfigError naming the setting of ``model`` at fault: ``{name} is {value!r}; pass {allowed}``
     (a key inside one, such as a measure's rule: ``{name}.KEY: reason``; a rule of the whole object:
     ``Model: reason``)."""
+    refused = next((problem for problem in error.errors() if problem["type"] == _REFUSED), None)
+    if refused is not None and refused["loc"]:  # a Refuse's rule, in its own words
+        return _refused(str(refused["loc"][0]), refused)
     first = problems(error)[0]
     name = str(first.loc[0]) if first.loc else None
     inside = len(first.loc) > 1 and _reaches(given.get(str(name)), first.loc[1:])
@@ -253,6 +287,19 @@ def _reaches(value: Any, parts: Sequence[Any]) -> bool:
             return False
         value = value[part]
     return True
+
+
+def _first(error: ValidationError) -> Any:
+    """The problem to tell: the first, or where a union's member refused the value in a
+    :class:`Refuse`'s words (the other members' type errors say less), that one."""
+    found = error.errors()
+    return next((problem for problem in found if problem["type"] == _REFUSED), found[0])
+
+
+def _refused(name: str, problem: Any) -> ConfigError:
+    """The refusal a :class:`Refuse` declared: ``{name} <its words>``."""
+    context = problem["ctx"]
+    return ConfigError(f"{{{name}}} {context['words']}", parameter=name, names=tuple(context["names"]))
 
 
 def field_hints(model: type[BaseModel]) -> dict[str, Any]:

@@ -11,9 +11,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from nlibias.errors import ConfigError, DataNotFoundError
+from annotated_types import Gt
+
+from nlibias.errors import DataNotFoundError
 from nlibias.schema.declared import PathArg, declared
 from nlibias.textio.env_paths import env_path
 
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 
 #: Special tokens of every tiny tokenizer, in id order ([PAD] is id 0).
 SPECIAL_TOKENS: tuple[str, ...] = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+VocabSize = Annotated[int, Gt(len(SPECIAL_TOKENS))]
+"""A tiny tokenizer's vocabulary: room for one token besides the special ones."""
 
 #: The label order of the ynie NLI checkpoints, the default of the tiny classifiers.
 DEFAULT_ID2LABEL: dict[int, str] = {0: "entailment", 1: "neutral", 2: "contradiction"}
@@ -123,9 +127,10 @@ def _wordpiece_vocab(texts: Iterable[str], vocab_size: int) -> dict[str, int]:
     return {token: i for i, token in enumerate(vocab)}
 
 
+@declared
 def train_tiny_tokenizer(
     texts: Iterable[str],
-    vocab_size: int = 1024,
+    vocab_size: VocabSize = 1024,
     *,
     model_max_length: int = TINY_MAX_LENGTH,
     token_type_ids: bool = True,
@@ -134,10 +139,6 @@ def train_tiny_tokenizer(
     (``token_type_ids=False``: RoBERTa's pair layout)."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
-    if vocab_size < len(SPECIAL_TOKENS) + 1:
-        raise ConfigError(
-            f"vocab_size must be more than {len(SPECIAL_TOKENS)}, got {vocab_size}", parameter="vocab_size"
-        )
     vocab = _wordpiece_vocab(texts, vocab_size)
     backend = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]", max_input_chars_per_word=100))
     backend.normalizer = normalizers.BertNormalizer(lowercase=False, strip_accents=False)
@@ -177,7 +178,7 @@ def build_tiny_nli_classifier(
     id2label: Mapping[int, str] | None = None,
     seed: int = 0,
     arch: Literal["bert", "roberta"] = "bert",
-    vocab_size: int = 1024,
+    vocab_size: VocabSize = 1024,
     init_std: float = TINY_CLASSIFIER_INIT_STD,
 ) -> Path:
     """Save a tiny sequence-classification checkpoint to ``out_dir``, random weights from ``seed``
@@ -215,8 +216,9 @@ def build_tiny_nli_classifier(
     return save_model(model, tokenizer, out_dir)
 
 
+@declared
 def build_tiny_masked_lm(
-    out_dir: str | Path, texts: Iterable[str], *, seed: int = 0, vocab_size: int = 1024
+    out_dir: PathArg, texts: Iterable[str], *, seed: int = 0, vocab_size: VocabSize = 1024
 ) -> Path:
     """Save a tiny BERT masked LM (same sizes and tokenizer kind, ``[MASK]`` included) to ``out_dir``.
 

@@ -13,10 +13,11 @@ import json
 import secrets
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from nlibias.errors import ConfigError
+from nlibias.schema.declared import Refuse, declared
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -37,11 +38,18 @@ def host_name(header: str) -> str:
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
-def check_bind(host: str, token: str | None) -> str | None:
+Token = Annotated[
+    str,
+    Refuse(  # its words never show the token: it is a secret
+        lambda token: len(token) < 16, "must be at least 16 characters (or omit it to get a generated one)"
+    ),
+]
+"""The app's access token: 16 characters or more (the server's settings and the serve command)."""
+
+
+@declared
+def check_bind(host: str, token: Token | None) -> str | None:
     """The token to use when serving on ``host``: ``token``, or for a host other than loopback a new one."""
-    if token is not None and len(token) < 16:
-        reason = "{token} must be at least 16 characters (or omit it to get a generated one)"
-        raise ConfigError(reason, parameter="token")
     if is_loopback(host):
         return token
     return token or secrets.token_urlsafe(24)

@@ -17,6 +17,7 @@ from nlibias.validation.address import (
     MAX_BODY_BYTES,
     SAFE_METHODS,
     BodyLimit,
+    Token,
     error_details,
     foreign_origin,
     host_name,
@@ -28,6 +29,7 @@ from nlibias.validation.store import (
     EXPLANATION_LABELS,
     EXPLANATION_ROUND,
     ROUND_LABELS,
+    Annotator,
     CurrentAnswer,
     Suggestion,
 )
@@ -49,9 +51,9 @@ class AppSettings(Settings):
     """How the app behaves (``nlibias validate serve`` options)."""
 
     model_config = ConfigDict(strict=True)
-    annotator: str | None = None
+    annotator: Annotator | None = None
     """Fix the annotator (else the page asks for a name)."""
-    token: str | None = None
+    token: Token | None = None
     """Required on every request when set."""
     blur: bool = True
     """Blur the hypothesis and templates until revealed (offensive content)."""
@@ -68,7 +70,7 @@ class AnswerBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     hypothesis_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    annotator: str = Field(pattern=f"^{ANNOTATOR_PATTERN.pattern}$")  # Rust regex: $ is the very end
+    annotator: Annotator
     round: Literal["category", "stereotype", "explanation"]
     label: Literal["valid", "invalid", "incoherent", "pro", "anti", "balanced", "biased"]
 

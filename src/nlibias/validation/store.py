@@ -12,13 +12,14 @@ from contextlib import contextmanager
 from dataclasses import astuple, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.extension.validation_handoff import CATEGORIES
 from nlibias.metrics.explanations import LABELS
 from nlibias.runtime.sqlite_wal import database_fault, enable_wal
 from nlibias.schema import Stereotype
+from nlibias.schema.declared import Refuse, declared
 
 ANNOTATIONS_DB = "validation/annotations.sqlite"
 Round = Literal["category", "stereotype"]
@@ -73,19 +74,32 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def check_annotator(name: str) -> str:
-    """The name if it is a valid annotator name (letters, digits, ``_.@-``, up to 64), else ConfigError.
+def _not_annotator(name: str) -> bool:
+    return not ANNOTATOR_PATTERN.fullmatch(name)
+
+
+Annotator = Annotated[
+    str,
+    Refuse(
+        _not_annotator,
+        lambda name: (
+            f"name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '@' or '-', "
+            "starting with a letter or digit"
+        ),
+    ),
+]
+"""An annotator's name (:data:`ANNOTATOR_PATTERN`), wherever one is given: the app's settings and
+requests, the store, an adjudicator."""
+
+
+@declared
+def check_annotator(annotator: Annotator) -> str:
+    """``annotator`` when it is a valid annotator name (:data:`Annotator`), else a ConfigError.
 
     >>> check_annotator("ana")
     'ana'
     """
-    if not ANNOTATOR_PATTERN.fullmatch(name or ""):
-        raise ConfigError(
-            f"{{annotator}} name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '@' or '-', "
-            "starting with a letter or digit",
-            parameter="annotator",
-        )
-    return name
+    return annotator
 
 
 def check_choice(value: str, allowed: Sequence[str], what: str, *, parameter: str) -> str:
