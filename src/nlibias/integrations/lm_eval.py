@@ -27,6 +27,7 @@ from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.prompts import resolve_prompt_styles
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import Allowed, PathArg, declared
+from nlibias.schema.placement import Device
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark
@@ -75,7 +76,7 @@ def export_lm_eval(
     prompt: str | None = None,
     model: str = "smollm2",
     task: TaskName | None = None,
-    device: str = "cpu",
+    device: Device = "cpu",
     model_path: PathArg | None = None,
     option_score: OptionScore = "total",
     **model_options: Any,
