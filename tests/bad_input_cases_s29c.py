@@ -29,12 +29,6 @@ KNOWN: dict[str, str] = {
     "s29c-env/cli-doctor-data-dir-missing": (
         "exit 0: doctor ignores NLIBIAS_DATA_DIR naming a missing folder and reports the default data dir instead"
     ),
-    "s29c-env/cli-expand-allow-modified-data-two": (
-        "exit 0: NLIBIAS_ALLOW_MODIFIED_DATA=2 is only parsed when a pinned file is modified; an invalid value is accepted silently otherwise"
-    ),
-    "s29c-env/cli-expand-allow-modified-data-bogus-with-a-source": (
-        "exit 0: NLIBIAS_ALLOW_MODIFIED_DATA=enable is accepted silently (parsed only on a modified pinned file)"
-    ),
     "s29c-export/cli-model-index-card-a-gate-rules-yaml": (
         "exit 0: a gate rules YAML given as --card gets a model-index block written into it (the rules file is rewritten as a card)"
     ),

@@ -100,3 +100,15 @@ def test_export_lm_eval_refuses_an_unknown_device_before_loading(tmp_path: Path)
         nlibias.export_lm_eval(tmp_path / "samples", tmp_path / "task", device="tpu")
     assert caught.value.parameter == "device"
 
+
+def test_allow_modified_data_is_checked_whenever_data_is_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
+
+    (tmp_path / "own").mkdir()
+    monkeypatch.setenv("NLIBIAS_ALLOW_MODIFIED_DATA", "enable")
+    with pytest.raises(ConfigError, match="NLIBIAS_ALLOW_MODIFIED_DATA is 'enable'"):
+        resolve_data(BBNLI_DATA, tmp_path / "own")  # the user's own copy: nothing pinned is compared
+
