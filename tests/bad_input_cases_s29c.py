@@ -23,12 +23,6 @@ KNOWN: dict[str, str] = {
     "s29c-masks/cli-derive-stopwords-the-samples-jsonl": (
         "exit 0: a samples.jsonl given as --stopwords is read as a stop-word list (JSON lines as words); the derived templates differ from the shipped stop words' (a wrong template set, no word)"
     ),
-    "s29c-env/cli-doctor-data-dir-a-file": (
-        "exit 0: doctor prints the default data dir (~/.cache/nlibias/data, absent) and never says NLIBIAS_DATA_DIR names a file: it reports a data dir nlibias does not run with"
-    ),
-    "s29c-env/cli-doctor-data-dir-missing": (
-        "exit 0: doctor ignores NLIBIAS_DATA_DIR naming a missing folder and reports the default data dir instead"
-    ),
     "s29c-export/cli-model-index-card-a-gate-rules-yaml": (
         "exit 0: a gate rules YAML given as --card gets a model-index block written into it (the rules file is rewritten as a card)"
     ),

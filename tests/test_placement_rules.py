@@ -112,3 +112,18 @@ def test_allow_modified_data_is_checked_whenever_data_is_looked_for(
     with pytest.raises(ConfigError, match="NLIBIAS_ALLOW_MODIFIED_DATA is 'enable'"):
         resolve_data(BBNLI_DATA, tmp_path / "own")  # the user's own copy: nothing pinned is compared
 
+
+def test_doctor_reports_the_data_dirs_nlibias_looks_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nlibias.benchmarks.data_locations import candidate_data_dirs
+    from nlibias.jobs.doctor import environment_report
+
+    for named, problem in [(tmp_path / "nowhere", "missing"), (tmp_path / "a-file", "a file, not a folder")]:
+        if problem.startswith("a file"):
+            named.write_text("x")
+        monkeypatch.setenv("NLIBIAS_DATA_DIR", str(named))
+        dirs = environment_report(device=False)["data_dirs"]
+        assert [(d["where"], d["path"]) for d in dirs] == [(w, str(p)) for w, p in candidate_data_dirs()]
+        assert dirs[0]["where"] == "NLIBIAS_DATA_DIR" and dirs[0]["path"] == str(named)
+        assert (dirs[0]["problem"] or "").startswith(problem) and dirs[-1]["problem"] is None
