@@ -91,6 +91,7 @@ def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, downlo
     """Path of ``data`` (its main file, else its folder): ``explicit`` (the data, another file of
     its benchmark's, or a data dir holding its folder), else the first place holding it, else a
     verified download; the refusal lists where the files may go."""
+    allow_modified_data()  # its variable's value is checked whenever data is looked for, not only on a change
     if explicit is not None:
         path = Path(explicit)
         if not path.exists():

@@ -130,7 +130,7 @@ def audit_command(
     given |= {
         "compile": compile_model,
         "ray_address": ray,
-        "devices": tuple(devices.split(",")) if devices else (),
+        "devices": tuple(devices.split(",")) if devices is not None else (),
         "cache": options.cache_setting(cache, no_cache),
         "progress": options.show_progress(quiet, as_json),
     }

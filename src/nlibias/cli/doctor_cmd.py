@@ -52,6 +52,11 @@ def doctor_command(
         if cache["problem"]:
             warn(f"the {cache['name']} cache {cache['path']} is {cache['problem']}")
     typer.echo("\nbenchmark data:")
+    typer.echo(
+        "  searched in order: " + ", ".join(f"{d['path']} ({d['where']})" for d in report["data_dirs"])
+    )
+    for folder in (d for d in report["data_dirs"] if d["problem"]):
+        warn(f"the data dir {folder['path']} ({folder['where']}) is {folder['problem']}")
     for name, data in report["data"].items():
         where = (
             f"{data['path']} (from {data['where']})"

@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import operator
+import types
 import typing
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -78,8 +80,13 @@ def with_fields(options: type, *, after: str, skip: Collection[str] = ()) -> Cal
         hints = typing.get_type_hints(options)
         declared = {f.name: (hints[f.name], f.default) for f in dataclasses.fields(cast(Any, options))}
 
-    def plain(hint: Any) -> Any:
-        return str if typing.get_origin(hint) is typing.Literal else hint
+    def plain(hint: Any) -> Any:  # the rules of a choice or of an optional value left out too
+        origin = typing.get_origin(hint)
+        if origin in (typing.Union, types.UnionType):
+            return functools.reduce(operator.or_, map(plain, typing.get_args(hint)))
+        if origin is Annotated:
+            return plain(typing.get_args(hint)[0])
+        return str if origin is typing.Literal else hint
 
     added = [
         inspect.Parameter(

@@ -46,6 +46,7 @@ from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import PathText, Seed, source_error
 from nlibias.schema.model_ref import ModelRef, fill_kind_problem, same_fill, split_fill_spec
+from nlibias.schema.placement import Device
 from nlibias.schema.settings import Settings
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
@@ -158,7 +159,7 @@ class TemplatesConfig(_Strict):
 
 
 class DeviceConfig(_Strict):
-    device: str | None = None
+    device: Device | None = None
     dtype: str | None = None
     threads: int | None = None
     """torch CPU threads while this stage runs (default: one per core)."""

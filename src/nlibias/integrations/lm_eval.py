@@ -28,6 +28,7 @@ from nlibias.models.generative.prompts import resolve_prompt_styles
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import Allowed, PathArg, declared
 from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.placement import Device
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark
@@ -96,7 +97,7 @@ def export_lm_eval(
     prompt: str | None = None,
     model: str = "smollm2",
     task: TaskName | None = None,
-    device: str = "cpu",
+    device: Device = "cpu",
     model_path: PretrainedPath | None = None,
     option_score: OptionScore = "total",
     **model_options: Any,

@@ -4,7 +4,7 @@
 >>> report["nlibias"] == __import__("nlibias").__version__
 True
 >>> sorted(report)
-['caches', 'data', 'device', 'extras', 'nlibias', 'packages', 'platform', 'plugin_error', 'python']
+['caches', 'data', 'data_dirs', 'device', 'extras', 'nlibias', 'packages', 'platform', 'plugin_error', 'python']
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TypedDict
 
-from nlibias.benchmarks.data_locations import locate_data, user_data_dir
+from nlibias.benchmarks.data_locations import candidate_data_dirs, locate_data, user_data_dir
 from nlibias.catalog.registry import benchmarks, plugin_problems
 from nlibias.models.generative.hf_causal import converted_models_dir
 from nlibias.models.hf_common import choose_device
@@ -54,6 +54,14 @@ class DataInfo(TypedDict):
     where: str | None
 
 
+class DataDirInfo(TypedDict):
+    where: str
+    """Why it is searched (``NLIBIAS_DATA_DIR``, ``the user cache``), in the order data is looked for."""
+    path: str
+    problem: str | None
+    """Why no data can be found there, and the fix (``None``: none found)."""
+
+
 class ExtraInfo(TypedDict):
     installed: bool
     missing: list[str]
@@ -67,6 +75,8 @@ class EnvironmentReport(TypedDict):
     device: DeviceInfo | None
     caches: list[CacheInfo]
     data: dict[str, DataInfo]
+    data_dirs: list[DataDirInfo]
+    """The folders benchmark data is looked for in, as nlibias looks (the user cache: downloads)."""
     plugin_error: str | None
     """Why an installed benchmark plug-in failed to load (its data is then not listed)."""
     extras: dict[str, ExtraInfo]
@@ -91,6 +101,7 @@ def environment_report(*, device: bool = True) -> EnvironmentReport:
         "device": _device() if device else None,
         "caches": _caches(),
         "data": _data(),
+        "data_dirs": [_data_dir(where, path) for where, path in candidate_data_dirs()],
         "plugin_error": plugin_problems(),
         "extras": extras_status(requirements, lambda name: _version(name) is not None),
     }
@@ -231,6 +242,16 @@ def _data() -> dict[str, DataInfo]:
                 found=path is not None, path=None if path is None else str(path), where=where
             )
     return data
+
+
+def _data_dir(where: str, path: Path) -> DataDirInfo:
+    """One folder data is looked for in; one a variable names that is missing or a file is a problem
+    (the user cache is made by the first download)."""
+    problem = None
+    if path != user_data_dir() and not path.is_dir():
+        problem = "a file, not a folder" if path.exists() else "missing"
+        problem += f": no data is found there; point {where} at the folder holding the data, or unset it"
+    return DataDirInfo(where=where, path=str(path), problem=problem)
 
 
 def human_size(n: int) -> str:

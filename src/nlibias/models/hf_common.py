@@ -8,7 +8,6 @@ or ``sha256:`` of a local model's files: part of its identity), loading.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import warnings
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from nlibias.models.batching import check_batch_limits
 from nlibias.models.hub_reach import cached_hub_file, check_hub_model
 from nlibias.models.library_bars import quiet_loading
 from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.placement import DEVICE_ENV, checked, device_name, env_device
 
 if TYPE_CHECKING:
     import torch
@@ -136,10 +136,6 @@ def is_commit_hash(revision: str | None) -> bool:
     return revision is not None and _COMMIT.match(revision) is not None
 
 
-DEVICE_ENV = "NLIBIAS_DEVICE"
-"""The environment variable of the default device (a refusal of its value names it)."""
-
-
 def choose_device(device: str | None = None) -> str:
     """``device`` if given (checked), else ``$NLIBIAS_DEVICE`` if set (checked, a refusal naming
     the variable), else ``cuda`` when available, else ``cpu``.
@@ -149,16 +145,16 @@ def choose_device(device: str | None = None) -> str:
     """
     import torch
 
-    if device is None or device == "auto":
-        forced = os.environ.get(DEVICE_ENV, "").strip()
-        if forced and forced != "auto":
-            return _checked_device(forced, DEVICE_ENV)
+    if device is None or checked(device_name, device, "device") == "auto":
+        forced = env_device()
+        if forced is not None:
+            return _present_device(forced, DEVICE_ENV)
         return "cuda" if torch.cuda.is_available() else "cpu"
-    return _checked_device(device, "device")
+    return _present_device(device, "device")
 
 
-def _checked_device(device: str, parameter: str) -> str:
-    """``device`` if torch knows it and it is present; refused naming ``parameter`` (the
+def _present_device(device: str, parameter: str) -> str:
+    """``device`` (held to the device rule) if torch has it; refused naming ``parameter`` (the
     keyword, or the environment variable the value came from)."""
     import torch
 
@@ -168,17 +164,9 @@ def _checked_device(device: str, parameter: str) -> str:
         problem = "sees no CUDA GPU (install a CUDA build of torch, or"
     elif kind == "mps" and not torch.backends.mps.is_available():
         problem = "reports MPS unavailable ("
-    try:
-        torch.device(device)
-    except (RuntimeError, TypeError):
-        problem = problem or "unknown"
     if problem is not None:
         cpu = "pass device='cpu'" if parameter == "device" else f"set {{{parameter}}} to cpu or unset it"
-        message = (
-            f"{{{parameter}}} is {device!r}, an unknown device (use cpu, cuda, cuda:N or mps)"
-            if problem == "unknown"
-            else f"{{{parameter}}} {device!r} was asked for but torch {problem} {cpu})"
-        )
+        message = f"{{{parameter}}} {device!r} was asked for but torch {problem} {cpu})"
         raise ConfigError(message, parameter=parameter)
     return device
 

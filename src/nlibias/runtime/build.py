@@ -20,6 +20,7 @@ from nlibias.runtime.options import DEFAULT_MODEL_OPTIONS, ModelOptions
 from nlibias.runtime.sentence_logprob import build_sentence_predictors
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.placement import env_device
 
 if TYPE_CHECKING:
     from nlibias.models.generative.prompts import PromptStyle
@@ -37,7 +38,8 @@ def build_predictors(
     nlibias.errors.ConfigError: device and devices exclude each other: devices lists every device to use
     """
     models = ModelSet.of(models)
-    placed = [d.strip() for d in options.devices if d.strip()]
+    env_device()  # its value is held to the device rule whether or not a model reads it
+    placed = list(options.devices)
     _check_placement(options.device, placed, options.ray_address)
     _check_options(models, options)
     set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too

@@ -35,6 +35,7 @@ from nlibias.schema.declared import (
     unknown_argument,
 )
 from nlibias.schema.model_keys import check_mode
+from nlibias.schema.placement import Device, RayAddress
 from nlibias.schema.settings import Settings
 
 SCORED_APPLIES = AppliesTo(  # how scored options are compared means nothing to generated answers
@@ -101,8 +102,8 @@ class ModelOptions(_Options):
     revision: str | None = None
     """Hub revision (branch, tag or commit) of the NLI classifiers and masked LMs to pin; a
     generative or causal LM is pinned in its name, NAME@REVISION."""
-    device: str | None = None
-    """cpu, cuda, cuda:1, mps, ... Default: GPU when present (or $NLIBIAS_DEVICE)."""
+    device: Device | None = None
+    """cpu, cuda, cuda:N or mps. Default (or auto): $NLIBIAS_DEVICE if set, else a GPU when present."""
     dtype: str | None = None
     """Weights of local models: auto, float32, bfloat16 or float16. Default auto: the checkpoint's
     own (float32 unless its config records another), on every device. bfloat16 is faster on a
@@ -118,11 +119,11 @@ class ModelOptions(_Options):
     CPU (docs/benchmarks.md)."""
     threads: int | None = None
     """torch CPU threads (default: one per core)."""
-    devices: tuple[str, ...] = ()
+    devices: tuple[Device, ...] = ()
     """Shard each classifier over these devices, one worker process each: cuda:0,cuda:1 on the
     command line, ("cuda:0", "cuda:1") in Python (docs/scaling.md). Same results and cache
     entries as one process."""
-    ray_address: str | None = None
+    ray_address: RayAddress | None = None
     """Run each classifier on Ray Data actors: 'local' starts a local Ray instance, or a cluster
     address ('auto', 'ray://host:10001'). Needs nlibias[ray] (docs/scaling.md)."""
     ray_workers: Annotated[PositiveInt, RAY_APPLIES] = 2

@@ -71,7 +71,8 @@ class HFCausalLM:
         self.source = source
         self.convert_cache = convert_cache
         self.name = name or (source.gguf_file or Path(source.name_or_path).name or source.name_or_path)
-        self._device = device
+        self._asked_device = device
+        self._device: str | None = None
         self._dtype = dtype
         self.max_batch_tokens = max_batch_tokens
         self.max_batch_size = max_batch_size
@@ -95,8 +96,8 @@ class HFCausalLM:
 
     @property
     def device(self) -> str:
-        if self._device is None:
-            self._device = choose_device(None)
+        if self._device is None:  # chosen (and checked) when first needed: torch is imported then
+            self._device = choose_device(self._asked_device)
         return self._device
 
     @property

@@ -25,6 +25,7 @@ from nlibias.models.nli.sharded import (
 )
 from nlibias.schema import LABELS
 from nlibias.schema.declared import NonNegativeFloat, PositiveInt, declared
+from nlibias.schema.placement import Device, RayAddress
 
 #: Pairs per Ray block (one actor call).
 DEFAULT_BATCH_SIZE = 512
@@ -136,12 +137,12 @@ class RayNLIClassifier(WorkerClassifier):
         self,
         spec: str,
         num_workers: PositiveInt = 2,
-        address: str | None = None,
+        address: RayAddress | None = None,
         batch_size: PositiveInt = DEFAULT_BATCH_SIZE,
         *,
         num_cpus: NonNegativeFloat = 1.0,
         num_gpus: NonNegativeFloat = 0.0,
-        device: str | None = None,
+        device: Device | None = None,
         factory: ClassifierFactory | None = None,
         **options: Any,
     ) -> None:

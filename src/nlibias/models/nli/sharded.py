@@ -23,7 +23,8 @@ from nlibias.errors import ConfigError, NlibiasError
 from nlibias.models.base import BatchResult, Identified, NLIClassifier, Pair
 from nlibias.models.batching import plan_batches
 from nlibias.models.registry import create_classifier
-from nlibias.schema.declared import Allowed, Name, declared
+from nlibias.schema.declared import Allowed, declared
+from nlibias.schema.placement import Device
 
 _POLL_SECONDS = 0.5  # between checks that every worker is alive
 _STOP_SECONDS = 5.0
@@ -234,7 +235,7 @@ class ShardedNLIClassifier(WorkerClassifier):
         self,
         spec: str,
         devices: Annotated[
-            Sequence[Name],
+            Sequence[Device],
             MinLen(1),
             Allowed("a non-empty list of device names such as ['cuda:0', 'cuda:1']"),
         ],
