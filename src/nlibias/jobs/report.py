@@ -116,7 +116,10 @@ def _several_runs(settings: Mapping[str, Any]) -> str:
 
 ONE_RUN_DEBIAS = AppliesTo(  # runs
     "one audit run with the before/after tables",
-    lambda settings: not _debias(settings) or len(one_or_many(settings["runs"])) == 1,
+    # with compare, the graver fault is compare with debias: its own rule names both
+    lambda settings: (
+        not _debias(settings) or settings.get("compare") or len(one_or_many(settings["runs"])) == 1
+    ),
     "",
     names=("debias", "pairs"),
     words=_several_runs,
