@@ -36,6 +36,7 @@ from bad_input_cases_s28 import s28_cases
 from bad_input_cases_s28b import s28b_cases
 from bad_input_cases_s28c import s28c_cases
 from bad_input_cases_s28d import s28d_cases
+from bad_input_cases_s29b import s29b_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
@@ -448,4 +449,5 @@ def cases() -> list[Case]:
         *s28b_cases(),  # session 28: the output side (gate, report, explain, export, validate, extend, debias)
         *s28c_cases(),  # session 28's last check: every route, weighted to the day's new rules
         *s28d_cases(),  # session 28's final measurement: the last hour's rules on the routes they miss
+        *s29b_cases(),  # session 29, route b: files and state across commands, derived files, YAML
     ]
