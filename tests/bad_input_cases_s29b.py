@@ -23,15 +23,6 @@ from bad_input_cases_validate_explanations import explained_run
 from bad_input_corpus import Base, Case, audit_args, cases_of, invoke, score_args
 
 KNOWN: dict[str, str] = {
-    "s29b-kind/cli-audit-cache-another-sqlite-database": (
-        "audit --cache naming another tool's SQLite database exits 0 and adds the prediction cache's "
-        "table to it (a file of another kind taken as the cache, and changed); no number wrong "
-        "(fix: nlibias/runtime/cache.py, refuse a database holding tables that are not the cache's)"
-    ),
-    "s29b-kind/cli-explain-cache-another-sqlite-database": (
-        "explain --cache naming another tool's SQLite database exits 0 and writes the judge cache into it; "
-        "no number wrong (fix: nlibias/runtime/cache.py, as for audit)"
-    ),
     "s29b-derived/cli-extend-rerun-stage-record-cut": (
         "extend rerun after stages/masks.json was cut short: exit 0, the stage runs again (right) "
         "without a word that its record was damaged; no number wrong (fix: extend's stage-record "
