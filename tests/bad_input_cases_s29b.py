@@ -23,27 +23,6 @@ from bad_input_cases_validate_explanations import explained_run
 from bad_input_corpus import Base, Case, audit_args, cases_of, invoke, score_args
 
 KNOWN: dict[str, str] = {
-    "s29b-derived/cli-extend-rerun-stage-record-cut": (
-        "extend rerun after stages/masks.json was cut short: exit 0, the stage runs again (right) "
-        "without a word that its record was damaged; no number wrong (fix: extend's stage-record "
-        "reader in nlibias/extension, warn naming the record as a damaged output is warned of)"
-    ),
-    "s29b-derived/cli-extend-rerun-stage-record-replaced-by-run-json": (
-        "extend rerun after stages/masks.json was replaced by the run's run.json (another kind of "
-        "file): exit 0, the stage runs again without a word; no number wrong (fix: as for a cut record)"
-    ),
-    "s29b-folders/cli-finetune-rerun-record-steps-and-rows-edited": (
-        "finetune rerun after finetune.json's steps and train_rows were edited by hand: exit 0, the "
-        "record is reused as finished (its fingerprint covers the inputs only) and its edited numbers "
-        "are what the rerun returns; numbers wrong: steps 999, train_rows 1000 (fix: "
-        "nlibias/debias/finetune.py _existing / finetune_record.py, check the record's own content)"
-    ),
-    "s29b-folders/cli-finetune-rerun-weights-replaced-by-the-base-model-s": (
-        "finetune rerun after the folder's model.safetensors was replaced by the base model's: exit 0, "
-        "reused as finished (reuse compares inputs, not the outputs' hashes), so a later audit of the "
-        "folder measures the base model as the fine-tuned one; numbers wrong downstream (fix: "
-        "nlibias/debias/finetune.py _existing, record and compare the weights' SHA-256)"
-    ),
     "s29b-folders/cli-finetune-out-an-audit-run": (
         "finetune --out naming an audit's run folder (metrics.json, predictions.jsonl, manifest.json) "
         "exits 0 and writes the model's files into it, mixing a model directory and a run; no number "
