@@ -22,13 +22,7 @@ from bad_input_cases_s28c_more import Add, extend_cli, extend_yaml, pair, write
 from bad_input_cases_validate_explanations import explained_run
 from bad_input_corpus import Base, Case, audit_args, cases_of, invoke, score_args
 
-KNOWN: dict[str, str] = {
-    "s29b-folders/cli-finetune-out-an-audit-run": (
-        "finetune --out naming an audit's run folder (metrics.json, predictions.jsonl, manifest.json) "
-        "exits 0 and writes the model's files into it, mixing a model directory and a run; no number "
-        "wrong (fix: nlibias/debias/finetune.py output folder check, refuse a folder holding a run)"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 Build = Callable[[Path, Base], list[str]]
 PyBuild = Callable[[Path, Base], Callable[[], object]]
@@ -567,7 +561,7 @@ def _yaml_extend_cases(case: Add) -> None:
 
 def _folders_cases(case: Add) -> None:
     from bad_input_cases_fill import _tiny
-    from bad_input_cases_s27 import _finetune
+    from bad_input_cases_s27 import _debias, _finetune
 
     cli = _cli(case, "folders")
 
@@ -605,6 +599,13 @@ def _folders_cases(case: Add) -> None:
         return [*args[: args.index("--out") + 1], str(run), *args[args.index("--out") + 2 :]]
 
     cli("finetune-out-an-audit-run", finetune_out_a_run, _at("run"))
+
+    def debias_out_a_model(d: Path, b: Base) -> list[str]:  # the same rule (io/overwrites.refuse_other_run)
+        finetune_done(d, b)
+        args = _debias(d, "--max-steps", "1", "--batch-size", "2", model=str(_tiny(b, "nli")))
+        return [*args[: args.index("--out") + 1], str(d / "ft"), *args[args.index("--out") + 2 :]]
+
+    cli("debias-out-a-fine-tuned-model-folder", debias_out_a_model, "finetune.json")
 
 
 # -- empty or unread results across commands ---------------------------------------------------------------
