@@ -41,6 +41,7 @@ RUN_FIELDS: frozenset[str] = frozenset(
         "examples_per_second",
         "resumed_from",
         "discarded_checkpoints",
+        "record_sha256",  # a stage or fine-tune record's hash of its own content, the fields above included
     }
 )
 #: Whole files that record one run's timing and nothing else.

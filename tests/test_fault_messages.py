@@ -340,6 +340,59 @@ def test_a_finetune_record_cut_short_by_a_power_cut_is_finished_again_not_refuse
         assert (out / "model.safetensors").read_bytes() == weights
 
 
+@pytest.mark.parametrize("edit", ["weights", "record"])
+def test_a_finetune_whose_weights_or_record_changed_since_is_finished_again_not_reused(
+    toy: dict[str, Path], tmp_path: Path, edit: str
+) -> None:
+    """Reuse compares the hashes of the outputs as well as the inputs: weights replaced by the base
+    model's, or the record's numbers edited by hand, are finished again from the last checkpoint
+    (with a warning naming the file), never returned as the fine-tuned model."""
+    import shutil
+
+    from nlibias.debias.finetune import finetune
+
+    out = tmp_path / "model"
+    first = finetune(str(toy["base"]), toy["train"], out, save_steps=1, **FAST)
+    weights = (out / "model.safetensors").read_bytes()
+    assert (
+        set(first["outputs"]) >= {"model.safetensors", "config.json"}
+        and "finetune.json" not in first["outputs"]
+    )
+    if edit == "weights":
+        shutil.copy(toy["base"] / "model.safetensors", out / "model.safetensors")
+        why = "model.safetensors changed since the stage wrote it"
+    else:
+        record = json.loads((out / "finetune.json").read_text(encoding="utf-8"))
+        (out / "finetune.json").write_text(json.dumps({**record, "steps": 999, "train_rows": 1000}))
+        why = "the record was edited since it was written"
+    with pytest.warns(UserWarning, match=f"finetune.json does not check out: {why}.*finished again"):
+        again = finetune(str(toy["base"]), toy["train"], out, save_steps=1, **FAST)
+    assert again["steps"] == first["steps"] == 2 and again["train_rows"] == first["train_rows"]
+    assert again["resumed_from"] == "checkpoint-2"  # from the last checkpoint: no step trained again
+    assert (out / "model.safetensors").read_bytes() == weights
+    assert finetune(str(toy["base"]), toy["train"], out, save_steps=1, **FAST) == again  # now it checks out
+
+
+def test_a_debias_model_whose_weights_were_replaced_is_redone_by_the_rerun(
+    toy: dict[str, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    (tmp_path / "premises.txt").write_text("The nurse is sitting on a bench.\n")
+    out = tmp_path / "out"
+    args = ["debias", "--model", str(toy["base"]), "--train", str(toy["train"]), "--out", str(out),
+            "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--save-steps", "1",
+            "--batch-size", "8", "--max-length", "32", "--device", "cpu", "--no-cache", "--bootstrap", "0"]  # fmt: skip
+    assert run_cli(args)[0] == 0
+    model = out / "models" / "base-aug-s42"
+    weights = (model / "model.safetensors").read_bytes()
+    shutil.copy(toy["base"] / "model.safetensors", model / "model.safetensors")
+    code, output = run_cli(args)
+    assert code == 0, output
+    assert "finetune.json does not check out: model.safetensors changed since" in " ".join(output.split())
+    assert (model / "model.safetensors").read_bytes() == weights
+
+
 def test_a_debias_model_record_cut_short_is_redone_by_the_rerun(toy: dict[str, Path], tmp_path: Path) -> None:
     (tmp_path / "premises.txt").write_text("The nurse is sitting on a bench.\n")
     out = tmp_path / "out"

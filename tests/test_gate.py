@@ -415,3 +415,21 @@ def test_without_a_baseline_the_paired_fields_are_null_and_the_note_says_limits_
     assert decided["reason"].startswith("1 check of 1 model:")  # not "1 checks"
     text = runner.invoke(app, ["gate", str(runs["cand"]), "--rules", str(limits)]).output
     assert "Test: absolute limits only (no baseline)" in text and "adjusted p" not in text
+
+
+def test_rules_may_share_settings_through_yaml_merge_keys() -> None:
+    """``<<: *anchor`` takes the anchor's keys (a key beside it overrides one); a key written twice
+    is still refused, and a bad merged value is named at the line it is written on."""
+    from nlibias.errors import SourceError
+    from nlibias.jobs.gate_rules import parse_rules
+
+    shared = "measures:\n  bbnli_bias_score: &s {margin: 0.5, max_abs: 5}\n  yes_rate_gap:\n    <<: *s\n"
+    rules = parse_rules(shared + "    margin: 1\n", "rules.yaml")
+    assert (rules.measures["yes_rate_gap"].margin, rules.measures["yes_rate_gap"].max_abs) == (1.0, 5.0)
+    with pytest.raises(
+        SourceError, match=r"rules\.yaml:6: field margin: the key is given twice \(first on line 5\)"
+    ):
+        parse_rules(shared + "    margin: 1\n    margin: 2\n", "rules.yaml")
+    bad = "measures:\n  bbnli_bias_score: &s {margin: -1}\n  yes_rate_gap:\n    <<: *s\n    max_abs: 1\n"
+    with pytest.raises(SourceError, match=r"rules\.yaml:2: field measures\.bbnli_bias_score\.margin"):
+        parse_rules(bad, "rules.yaml")

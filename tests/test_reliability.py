@@ -157,6 +157,31 @@ def test_a_file_that_is_no_sqlite_database_is_not_called_a_damaged_cache(tmp_pat
     assert "or use another cache file (option --cache, or NLIBIAS_CACHE)" in flags
 
 
+def test_another_tools_sqlite_database_is_refused_as_a_cache_and_left_as_it_was(tmp_path: Path) -> None:
+    from nlibias.runtime.cache import cache_problem
+    from nlibias.validation.store import AnnotationStore
+
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    before = other.read_bytes()
+    with pytest.raises(DamagedFileError) as caught:
+        PredictionCache(other)
+    flags = caught.value.render(lambda name: f"--{name}", lambda name: f"option --{name}")
+    assert flags.startswith(f"{other}: the database is not a prediction cache: it holds the table notes")
+    assert "a new file as --cache" in flags
+    assert other.read_bytes() == before and not Path(f"{other}-wal").exists()
+    assert "the table notes" in (cache_problem(other) or "")  # nlibias doctor says so too
+    with pytest.raises(DamagedFileError, match="not an annotation database: it holds the table notes"):
+        AnnotationStore(other)
+    with PredictionCache(tmp_path / "c.sqlite") as cache:  # our own tables (and SQLite's) are ours
+        cache.put_many([("k", [0.2, 0.3, 0.5])])
+    assert PredictionCache(tmp_path / "c.sqlite").get_many(["k"]) == {"k": [0.2, 0.3, 0.5]}
+    assert cache_problem(tmp_path / "c.sqlite") is None
+    AnnotationStore(tmp_path / "a.sqlite")
+    AnnotationStore(tmp_path / "a.sqlite")  # sqlite_sequence (AUTOINCREMENT) is SQLite's
+
+
 def test_a_cache_that_is_an_input_or_an_output_is_refused_before_anything_runs(
     bbnli_samples: Path, tmp_path: Path
 ) -> None:

@@ -16,11 +16,11 @@ from nlibias.runtime.sqlite_wal import enable_wal
 from nlibias.validation.store import AnnotationStore
 
 
-def _hold_a_write_lock(path: Path) -> sqlite3.Connection:
+def _hold_a_write_lock(path: Path, table: str = "t") -> sqlite3.Connection:
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    holder.execute("CREATE TABLE IF NOT EXISTS t (a)")
+    holder.execute(f"CREATE TABLE IF NOT EXISTS {table} (a)")
     holder.execute("BEGIN IMMEDIATE")
-    holder.execute("INSERT INTO t VALUES (1)")
+    holder.execute(f"INSERT INTO {table} VALUES (1)")
     return holder
 
 
@@ -62,10 +62,12 @@ def test_enable_wal_gives_up_after_its_timeout(tmp_path: Path) -> None:
     holder.execute("COMMIT")
 
 
-@pytest.mark.parametrize("opener", [AnnotationStore, PredictionCache])
-def test_stores_open_while_another_connection_holds_a_lock(tmp_path: Path, opener: type) -> None:
+@pytest.mark.parametrize(
+    ("opener", "table"), [(AnnotationStore, "suggestions"), (PredictionCache, "outputs")]
+)
+def test_stores_open_while_another_connection_holds_a_lock(tmp_path: Path, opener: type, table: str) -> None:
     path = tmp_path / "db.sqlite"
-    holder = _hold_a_write_lock(path)
+    holder = _hold_a_write_lock(path, table)  # a table of the store's own (another tool's is refused)
     release = _release_after(holder, 0.3)
     opener(path)  # used to raise "database is locked" at once
     release.join()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,33 @@ def test_a_reader_whose_list_or_mapping_inputs_changed_beside_its_stage_is_refus
             check_stages(tmp_path, [tune, reader], force=False)
         assert "models/m-s1: seed: 1 -> 2" in str(refused.value) and "audit: model:" in str(refused.value)
         assert "pairs: " in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("record", "why"),
+    [
+        ('{"stage": "augment", "inputs": {"seed"', "cannot be read as a stage record (not a JSON object"),
+        ('{"stage": "audit", "inputs": {"seed": 1}, "fingerprint": "x"}', "is not stage augment's record"),
+        ('{"status": "complete", "stages": []}', "is not stage augment's record"),
+    ],
+)
+def test_a_damaged_or_foreign_stage_record_is_redone_and_said(tmp_path: Path, record: str, why: str) -> None:
+    """A record cut short or replaced (by another stage's, or another file) is no record: the stage
+    runs again, setting its output aside, with a warning naming the record and why; not a refusal
+    of 'other inputs', and never a reuse."""
+    stage = Stage("augment", tmp_path / "augmented", tmp_path / "augmented" / "s.json", {"seed": 1})
+    _old_debias_record(tmp_path, "augment", {"seed": 1})
+    stage.output.mkdir()
+    stage.finished.write_text("{}", encoding="utf-8")
+    assert stage_status(tmp_path, stage) == (DONE, [])
+    (tmp_path / "stages" / "augment.json").write_text(record, encoding="utf-8")
+    status, lines = stage_status(tmp_path, stage)
+    assert status == REDO and len(lines) == 1 and lines[0].startswith(f"stages/augment.json {why}")
+    with pytest.warns(UserWarning, match=re.escape(f"stage augment runs again: stages/augment.json {why}")):
+        assert check_stages(tmp_path, [stage], force=False) == {"augment": REDO}
+    stage.finished.unlink()
+    (tmp_path / "stages" / "augment.json").write_text(record, encoding="utf-8")
+    assert stage_status(tmp_path, stage)[0] == RUN  # no output left: it runs, and still says why
 
 
 def test_changes_quote_strings_mark_missing_keys_and_stop_at_the_limit() -> None:

@@ -38,7 +38,7 @@ from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
 from nlibias.io.jsonl import json_object_or_none
-from nlibias.io.overwrites import refuse_overwrites
+from nlibias.io.overwrites import refuse_other_run, refuse_overwrites
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 from nlibias.models.hf_common import load_pretrained
 from nlibias.models.mlm.model_names import loading_as
@@ -287,6 +287,7 @@ def finetune(
     read = {"model": model, "train": train, "eval_path": eval_path}
     where = {name: data.location if isinstance(data, TrainingSet) else data for name, data in read.items()}
     refuse_overwrites({"out_dir": out_dir}, where)  # a folder: every file in it may be replaced
+    refuse_other_run("out_dir", out_dir, {RECORD_FILE})  # a folder of a model, not of another command's run
     chosen = TrainingOptions(**{field.name: arguments[field.name] for field in fields(TrainingOptions)})
     require_packages("fine-tuning", ["torch", "transformers", "datasets", "accelerate"])
     settings = finetune_settings(model, chosen)

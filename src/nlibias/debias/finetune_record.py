@@ -13,14 +13,15 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, TypedDict, cast, get_args
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict, cast, get_args
 
 from annotated_types import Ge, Le, Lt, Predicate
 
 from nlibias.errors import FileAccessError, SourceError
 from nlibias.io.atomic import write_json
+from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import json_object_or_none, read_json_file
-from nlibias.io.stages import RecomputedWarning, fingerprint
+from nlibias.io.stages import RecomputedWarning, fingerprint, output_problems, sealed
 from nlibias.io.temporary import DISK_FULL
 from nlibias.schema.declared import Allowed, NonNegativeInt, PositiveFloat, PositiveInt
 from nlibias.version import __version__
@@ -122,6 +123,11 @@ class FinetuneRecord(TypedDict):
     inputs: dict[str, Any]
     """What the fingerprint covers: settings, data (path, SHA-256) and base model identity."""
     fingerprint: str
+    outputs: NotRequired[dict[str, str]]
+    """The SHA-256 of each file the fine-tune left beside the record (weights, config, tokenizer);
+    a record of an older nlibias has none."""
+    record_sha256: NotRequired[str]
+    """The SHA-256 of the record's other content (:func:`nlibias.io.stages.sealed`)."""
 
 
 def write_record(
@@ -164,9 +170,18 @@ def write_record(
         out=str(out),
         inputs=inputs,
         fingerprint=fingerprint(inputs),
+        outputs={path.name: sha256_file(path) for path in _written(out)},
     )
+    record = cast(FinetuneRecord, sealed(record))
     write_json(out / RECORD_FILE, record)
     return record
+
+
+def _written(out: Path) -> list[Path]:
+    """The files the fine-tune saved in ``out`` (not the record, not a writer's hidden temporary)."""
+    return sorted(
+        p for p in out.iterdir() if p.is_file() and p.name != RECORD_FILE and not p.name.startswith(".")
+    )
 
 
 def format_record(record: FinetuneRecord) -> str:
@@ -189,7 +204,8 @@ def format_record(record: FinetuneRecord) -> str:
 
 def read_record(out: Path) -> tuple[FinetuneRecord | None, str | None]:
     """``out``'s ``finetune.json``: ``(record, None)``, ``(None, None)`` when absent, ``(None, why)``
-    when damaged (then the fine-tune is not finished)."""
+    when damaged, edited since it was written, or when a file it lists (the weights) changed since
+    (then the fine-tune is not finished: the stage engine's check, :func:`~nlibias.io.stages.output_problems`)."""
     path = out / RECORD_FILE
     try:
         record = read_json_file(path)
@@ -202,6 +218,8 @@ def read_record(out: Path) -> tuple[FinetuneRecord | None, str | None]:
         return None, f"is not valid JSON, cut short or edited? (line {error.line}: {field}{error.reason})"
     if not isinstance(record, dict) or not isinstance(record.get("fingerprint"), str):
         return None, "is not a fine-tune record (no fingerprint)"
+    if problems := output_problems(out, record):
+        return None, f"does not check out: {'; '.join(problems)}"
     return cast(FinetuneRecord, record), None
 
 

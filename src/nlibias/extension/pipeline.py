@@ -36,6 +36,7 @@ from nlibias.io.stages import (
     finish_stage,
     read_record,
     record_path,
+    record_problem,
     remove_record,
     stage_status,
 )
@@ -172,7 +173,8 @@ class Pipeline:
         status, problems = stage_status(self.run_dir, self.stage(stage))
         if status == DONE:
             return read_record(self.run_dir, stage), []
-        return None, problems if status == RUN else []
+        untrusted = record_problem(self.run_dir, stage) is not None  # its record damaged or foreign
+        return None, problems if status == RUN or untrusted else []
 
     def _refuse_other_settings(self, rerun_from: int) -> None:
         """Refuse to go on over a finished stage before ``rerun_from`` whose recorded settings differ."""

@@ -13,7 +13,7 @@ nlibias.errors.ConfigError: markdown .../rules.yaml is a file the command reads 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from nlibias.errors import ConfigError, SourceError
@@ -23,6 +23,15 @@ Files = str | Path | Iterable[str | Path] | None
 
 _RUN_FILES = ("manifest.json", "metrics.json", "predictions.jsonl", "tables.txt")
 _RUN_FOLDERS = ("stages", "explanations", "validation")
+_HELD = {
+    "manifest.json": "a run of audit or score",
+    "metrics.json": "a run of audit or score",
+    "run.json": "an extend run",
+    "stages": "the stage records of an extend or debias run",
+    "finetune.json": "a fine-tuned model (finetune)",
+    "samples.jsonl": "samples (expand)",
+}
+"""What marks a folder as another command's output: the file or folder, and what it says the folder holds."""
 
 
 def file_identity(path: str | Path) -> tuple[object, ...]:
@@ -169,3 +178,28 @@ def refuse_writing_into(name: str, out_dir: str | Path, inputs: Mapping[str, Fil
                     parameter=name,
                     names=_named(other),
                 )
+
+
+def refuse_other_run(name: str, out_dir: str | Path, own: Collection[str]) -> None:
+    """Refuse an output folder (parameter ``name``) that holds another command's output (a file or
+    folder of :data:`_HELD` not in ``own``, the names this command's own folder holds): its files
+    would mix with that run's, and each would be read as part of the other.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "metrics.json").write_text("{}")
+    >>> refuse_other_run("out_dir", d / "new", {"finetune.json"})
+    >>> refuse_other_run("out_dir", d, {"finetune.json"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: out_dir ... holds a run of audit or score (metrics.json): what this command writes there would mix with it; name a new folder in out_dir
+    """
+    folder = Path(out_dir).expanduser()
+    if not folder.is_dir():
+        return
+    for marker, what in _HELD.items():
+        if marker not in own and (folder / marker).exists():
+            raise ConfigError(
+                f"{{{name}}} {out_dir} holds {what} ({marker}): what this command writes there would mix "
+                f"with it; name a new folder in {{{name}}}",
+                parameter=name,
+            )

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import shutil
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -167,15 +168,65 @@ def read_record(out: Path, name: str) -> dict[str, Any] | None:
     return record
 
 
+def record_problem(out: Path, name: str) -> str | None:
+    """Why the stage's record, present, cannot be trusted (then the stage runs again, and says so):
+    not a JSON object (cut short or edited), or not this stage's record (another file in its place);
+    None when it is absent or reads as this stage's record.
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> (out / STAGES_DIR).mkdir()
+    >>> _ = record_path(out, "masks").write_text('{"stage": "masks", "inputs": {}, "fing')
+    >>> record_problem(out, "masks")
+    'stages/masks.json cannot be read as a stage record (not a JSON object: cut short or edited?)'
+    >>> _ = record_path(out, "masks").write_text('{"status": "complete", "stages": []}')
+    >>> record_problem(out, "masks")
+    "stages/masks.json is not stage masks's record (another file put in its place?)"
+    """
+    path = record_path(out, name)
+    if not path.exists():
+        return None
+    rel = f"{STAGES_DIR}/{path.name}"
+    record = json_object_or_none(path)
+    if record is None:
+        return f"{rel} cannot be read as a stage record (not a JSON object: cut short or edited?)"
+    if not _is_record_of(record, name):
+        return f"{rel} is not stage {name}'s record (another file put in its place?)"
+    return None
+
+
+def _is_record_of(record: Mapping[str, Any], name: str) -> bool:
+    return (
+        record.get("stage") == name
+        and isinstance(record.get("inputs"), dict)
+        and isinstance(record.get("fingerprint"), str)
+    )
+
+
 def remove_record(out: Path, name: str) -> None:
     """Forget a stage (its record, and a marker of an older nlibias)."""
     record_path(out, name).unlink(missing_ok=True)
     _legacy_path(out, name).unlink(missing_ok=True)
 
 
+SEAL = "record_sha256"
+"""The key of a record's SHA-256 of its own content (every other key), written by :func:`sealed`."""
+
+
+def sealed(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` with the SHA-256 of its own content, so a hand edit of it is seen (:func:`output_problems`).
+
+    >>> record = sealed({"steps": 3})
+    >>> output_problems(Path("."), record), output_problems(Path("."), {**record, "steps": 999})
+    ([], ['the record was edited since it was written (its content no longer matches its record_sha256)'])
+    """
+    content = {key: value for key, value in record.items() if key != SEAL}
+    return {**content, SEAL: fingerprint(content)}
+
+
 def output_problems(out: Path, record: Mapping[str, Any]) -> list[str]:
-    """Each output the record lists (path relative to ``out`` → SHA-256) that is gone or changed,
-    in words.
+    """Whether the record is as written (when :func:`sealed`; an older nlibias's is not) and each
+    output it lists (path relative to ``out`` → SHA-256) that is gone or changed, in words.
 
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp())
@@ -187,6 +238,10 @@ def output_problems(out: Path, record: Mapping[str, Any]) -> list[str]:
     """
     outputs = record.get("outputs")
     problems = []
+    if SEAL in record and record[SEAL] != fingerprint({k: v for k, v in record.items() if k != SEAL}):
+        problems.append(
+            f"the record was edited since it was written (its content no longer matches its {SEAL})"
+        )
     for rel, digest in outputs.items() if isinstance(outputs, dict) else ():
         path = out / str(rel)
         if not path.is_file():
@@ -213,12 +268,14 @@ def _has_output(stage: Stage) -> bool:
 
 def stage_status(out: Path, stage: Stage) -> tuple[str, list[str]]:
     """``(DONE | RUN | REDO, what changed)``: REDO when other inputs are recorded; RUN lists the
-    outputs that did not check out."""
+    outputs that did not check out; a record that cannot be trusted (:func:`record_problem`) is
+    no record, and the problem is what the stage lists."""
     record = read_record(out, stage.name)
-    if record is None:
+    if record is None or not _is_record_of(record, stage.name):
+        problem = record_problem(out, stage.name)
         if _has_output(stage):
-            return REDO, changes(None, stage.inputs)
-        return RUN, []
+            return REDO, [problem] if problem else changes(None, stage.inputs)
+        return RUN, [problem] if problem else []
     if record.get("fingerprint") != stage.fingerprint:
         recorded = record.get("inputs")
         return REDO, changes(recorded if isinstance(recorded, dict) else None, stage.inputs)
@@ -232,7 +289,9 @@ def check_stages(out: Path, stages: Sequence[Stage], force: bool) -> dict[str, s
     for stage in stages:
         status, changed = stage_status(out, stage)
         statuses[stage.name] = status
-        if status == REDO:
+        if (problem := record_problem(out, stage.name)) is not None:  # ours, damaged: redone, and said
+            warnings.warn(f"{out}: stage {stage.name} runs again: {problem}", stacklevel=2)
+        elif status == REDO:
             upstream = [s for s in stages if s.name in stage.reads and statuses.get(s.name) == REDO]
             why = (
                 "its input stages changed (above)"
@@ -300,14 +359,16 @@ def begin_stage(out: Path, stage: Stage, status: str) -> None:
 
 def finish_stage(out: Path, stage: Stage, outputs: Sequence[str] = (), **details: Any) -> dict[str, Any]:
     """After a stage ran: its record with the inputs, the hashes of its ``outputs`` (relative to
-    ``out``), ``details`` and the time."""
-    record = {
-        "stage": stage.name,
-        "inputs": stage.inputs,
-        "fingerprint": stage.fingerprint,
-        "outputs": {rel: sha256_file(out / rel) for rel in outputs},
-        **details,
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
+    ``out``), ``details``, the time and the SHA-256 of all that (:func:`sealed`)."""
+    record = sealed(
+        {
+            "stage": stage.name,
+            "inputs": stage.inputs,
+            "fingerprint": stage.fingerprint,
+            "outputs": {rel: sha256_file(out / rel) for rel in outputs},
+            **details,
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+    )
     write_json(record_path(out, stage.name), record)
     return record

@@ -32,7 +32,7 @@ from nlibias.debias.training_rows import TrainingSet
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.jsonl import json_object_or_none
-from nlibias.io.overwrites import refuse_overwrites, refuse_writing_into
+from nlibias.io.overwrites import refuse_other_run, refuse_overwrites, refuse_writing_into
 from nlibias.io.run_manifest import read_manifest
 from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages, finish_stage, model_identity
 from nlibias.jobs.audit import audit_settings, run_audit
@@ -251,6 +251,7 @@ def run_debias(
         {"out_dir": [out / step for step in _STEP_FOLDERS]}, {**read, "augment_options": augment.get("names")}
     )
     refuse_writing_into("out_dir", out, read)  # before any model loads: --out the --model folder, say
+    refuse_other_run("out_dir", out_dir, {"stages"})  # an audit run or a model folder is not a debias run
     check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
     check_her(augment.get("her", "rule"), augment.get("her_model"))
     # checked now, not hours later at the audit step

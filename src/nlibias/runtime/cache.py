@@ -7,17 +7,21 @@ import json
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
 from platformdirs import user_cache_dir
 
 from nlibias.errors import DamagedFileError
-from nlibias.runtime.sqlite_wal import database_fault, enable_wal
+from nlibias.runtime.sqlite_wal import database_fault, enable_wal, refuse_foreign_tables
 from nlibias.textio.env_paths import env_path
 
 _LOOKUP_CHUNK = 500  # old SQLite builds bind at most 999 variables
+_TABLES = {
+    "outputs": "CREATE TABLE IF NOT EXISTS outputs (key TEXT PRIMARY KEY, fingerprint TEXT, value TEXT NOT NULL)",
+    "identities": "CREATE TABLE IF NOT EXISTS identities (fingerprint TEXT PRIMARY KEY, identity TEXT NOT NULL)",
+}
 
 
 def default_cache_path() -> Path:
@@ -62,14 +66,22 @@ class PredictionCache:
         with self._guard():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(self.path), timeout=60)
+            try:
+                refuse_foreign_tables(
+                    self._conn,
+                    self.path,
+                    _TABLES,
+                    "a prediction cache",
+                    fix="name a prediction cache or a new file as {cache}, or set NLIBIAS_CACHE",
+                    parameter="cache",
+                )
+            except DamagedFileError:
+                self._conn.close()
+                raise
             enable_wal(self._conn, timeout_s=60.0)
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS outputs (key TEXT PRIMARY KEY, fingerprint TEXT, value TEXT NOT NULL)"
-            )
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS identities (fingerprint TEXT PRIMARY KEY, identity TEXT NOT NULL)"
-            )
+            for create in _TABLES.values():
+                self._conn.execute(create)
             self._conn.commit()
 
     @contextmanager
@@ -149,8 +161,13 @@ def cache_problem(path: Path) -> str | None:
         return "a folder, not a file: every audit fails to open it"
     try:
         _refuse_other_file(path)
+        if path.is_file() and path.stat().st_size:
+            with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+                refuse_foreign_tables(db, path, _TABLES, "a prediction cache", fix="")
     except DamagedFileError as error:
         return f"{error.reason}: every audit refuses it"
+    except sqlite3.Error:  # damaged or locked: the audit's own error says which
+        return None
     return None
 
 

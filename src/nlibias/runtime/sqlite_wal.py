@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from nlibias.errors import DamagedFileError, FileAccessError, NlibiasError
@@ -25,6 +26,39 @@ def enable_wal(db: sqlite3.Connection, *, timeout_s: float = 30.0) -> None:
                 raise
             time.sleep(delay)
             delay = min(2 * delay, 0.25)
+
+
+def refuse_foreign_tables(
+    db: sqlite3.Connection,
+    path: str | Path,
+    ours: Collection[str],
+    what: str,
+    *,
+    fix: str,
+    parameter: str | None = None,
+) -> None:
+    """Refuse, before anything is written into it, a database that holds tables other than ``ours``
+    (another tool's database named as ``what``); SQLite's own tables (``sqlite_*``) are nobody's.
+
+    >>> db = sqlite3.connect(":memory:")
+    >>> _ = db.execute("CREATE TABLE notes (text TEXT)")
+    >>> refuse_foreign_tables(db, "o.sqlite", {"outputs"}, "a prediction cache", fix="name another file")
+    Traceback (most recent call last):
+    nlibias.errors.DamagedFileError: o.sqlite: the database is not a prediction cache: it holds the table notes, which is not a prediction cache's; nothing was written into it (name another file)
+    """
+    rows = db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
+    foreign = sorted(
+        str(name) for (name,) in rows if name not in ours and not str(name).startswith("sqlite_")
+    )
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        tables = f"the table {shown}, which is" if len(foreign) == 1 else f"the tables {shown}, which are"
+        raise DamagedFileError(
+            path,
+            f"the database is not {what}: it holds {tables} not {what}'s; nothing was written into it",
+            fix=fix,
+            parameter=parameter,
+        )
 
 
 _FULL = 1 << 20

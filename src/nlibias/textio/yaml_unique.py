@@ -8,6 +8,14 @@ Traceback (most recent call last):
 nlibias.errors.SourceError: config.yaml:1: field top_k: the key is given twice (first on line 1, column 7) (keep one of them)
 >>> load_yaml("top_k: 5\\n", "config.yaml")
 {'top_k': 5}
+
+Merge keys (``<<: *anchor``) take the anchor's keys; a key written beside them overrides its own:
+
+>>> load_yaml("base: &b {top_k: 5, seed: 1}\\nmlm:\\n  <<: *b\\n  top_k: 9\\n", "config.yaml")["mlm"]
+{'top_k': 9, 'seed': 1}
+>>> load_yaml("base: &b {seed: 1}\\nmlm:\\n  <<: *b\\n  top_k: 9\\n  top_k: 3\\n", "config.yaml")
+Traceback (most recent call last):
+nlibias.errors.SourceError: config.yaml:5: field top_k: the key is given twice (first on line 4) (keep one of them)
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import SourceError
+
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 def load_yaml(text: str, path: str | Path, *, parameter: str | None = None) -> Any:
@@ -34,6 +44,8 @@ def load_yaml(text: str, path: str | Path, *, parameter: str | None = None) -> A
         def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
             seen: dict[Any, tuple[int, int]] = {}
             for key_node, _ in node.value:
+                if key_node.tag == _MERGE:  # ``<<: *anchor``: merged by SafeLoader, a key here overrides it
+                    continue
                 key = self.construct_object(key_node, deep=deep)
                 mark = key_node.start_mark
                 where = (mark.line + 1, mark.column + 1)
@@ -88,7 +100,7 @@ def yaml_line_of(text: str, loc: Sequence[Any]) -> int | None:
     line = None
     for part in loc:
         if isinstance(node, yaml.MappingNode):
-            match = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+            match = next(((k, v) for k, v in _pairs(node) if k.value == str(part)), None)
             if match is None:
                 break
             line, node = match[0].start_mark.line + 1, match[1]
@@ -98,3 +110,19 @@ def yaml_line_of(text: str, loc: Sequence[Any]) -> int | None:
         else:
             break
     return line
+
+
+def _pairs(node: Any, seen: frozenset[int] = frozenset()) -> list[tuple[Any, Any]]:
+    """A mapping node's key and value nodes, those it merges (``<<``) after its own (which override them).
+
+    >>> yaml_line_of("b: &b\\n  seed: 1\\nm:\\n  <<: *b\\n  k: 2\\n", ["m", "seed"])
+    2
+    """
+    import yaml
+
+    own = [(k, v) for k, v in node.value if k.tag != _MERGE]
+    merged = [v for k, v in node.value if k.tag == _MERGE]
+    sources = [m for v in merged for m in (v.value if isinstance(v, yaml.SequenceNode) else [v])]
+    seen |= {id(node)}  # an anchor merged into itself is read once
+    mappings = [m for m in sources if isinstance(m, yaml.MappingNode) and id(m) not in seen]
+    return own + [pair for m in mappings for pair in _pairs(m, seen)]

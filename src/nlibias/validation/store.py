@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, get_args
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.extension.validation_handoff import CATEGORIES
 from nlibias.metrics.explanations import LABELS
-from nlibias.runtime.sqlite_wal import database_fault, enable_wal
+from nlibias.runtime.sqlite_wal import database_fault, enable_wal, refuse_foreign_tables
 from nlibias.schema import Stereotype
 from nlibias.schema.declared import Refuse, declared
 
@@ -185,6 +185,13 @@ class AnnotationStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
+            refuse_foreign_tables(
+                db,
+                self.path,
+                _COLUMNS,
+                "an annotation database",
+                fix="this run's validation/annotations.sqlite is another tool's database: move it aside",
+            )
             db.executescript(_SCHEMA)
 
     @classmethod
