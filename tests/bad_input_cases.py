@@ -38,8 +38,8 @@ from bad_input_cases_s28b import s28b_cases
 from bad_input_cases_s28c import s28c_cases
 from bad_input_cases_s28d import s28d_cases
 from bad_input_cases_s29a import s29a_cases
-from bad_input_cases_s29c import s29c_cases
 from bad_input_cases_s29b import s29b_cases
+from bad_input_cases_s29c import s29c_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
