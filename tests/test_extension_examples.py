@@ -133,7 +133,8 @@ def test_unjudged_count() -> None:
 
 def test_small_helpers() -> None:
     from nlibias.extension.config import ExtendConfig, _is_gguf, settings_problem
-    from nlibias.extension.pipeline import STAGES, _one_of
+    from nlibias.extension.config_rules import one_of
+    from nlibias.extension.pipeline import STAGES
     from nlibias.extension.validation_handoff import resolution_record
     from nlibias.validation.address import error_details, host_name
     from nlibias.validation.formats import _questions
@@ -153,7 +154,7 @@ def test_small_helpers() -> None:
         [("judgement", "invalid")],
     )
     assert check_choice("pro", ROUND_LABELS["stereotype"], "stereotype label", parameter="label") == "pro"
-    assert _one_of("Fill", STAGES, "stage", "until") == "fill"
+    assert one_of("Fill", STAGES, "stage", "until") == "fill"
     assert resolution_record("no/such/judgements.csv") is None
     hosts = (host_name("127.0.0.1:8765"), host_name("[::1]:80"), host_name("localhost"))
     assert hosts == ("127.0.0.1", "[::1]", "localhost")
