@@ -39,6 +39,7 @@ from bad_input_cases_s28c import s28c_cases
 from bad_input_cases_s28d import s28d_cases
 from bad_input_cases_s29a import s29a_cases
 from bad_input_cases_s29c import s29c_cases
+from bad_input_cases_s29e import s29e_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
@@ -454,4 +455,5 @@ def cases() -> list[Case]:
         *s29a_cases(),  # session 29, finder s29a: the Python route first (own predictors, objects built by hand)
         *s29c_cases(),  # session 29's finder s29c: every command's least-tried options
         *leftovers_cases(),  # session 29: the leftovers of issue #48 (hand-built settings, resamples, ...)
+        *s29e_cases(),  # session 29, finder s29e: the decision and reading side (gate, report, explain, cards, validate)
     ]
