@@ -39,9 +39,6 @@ KNOWN: dict[str, str] = {
     "s29e-explain/python-cache-a-string-yes": (
         "returns: explain(cache='yes') takes the word as a path and writes a prediction cache named `yes` in the working directory"
     ),
-    "s29e-model-index/cli-card-a-samples-file": (
-        "exit 0: `--card samples.jsonl` 'updates the model-index of' the samples file: a metadata block is written into it, and the samples file is destroyed"
-    ),
     "s29e-model-index/cli-name-a-hub-url": (
         "exit 0: `--name https://huggingface.co/org/m` is written as the model's name in the model-index (not a Hub name: the Hub shows the URL as the name)"
     ),
@@ -80,12 +77,6 @@ KNOWN: dict[str, str] = {
     ),
     "s29e-extend/yaml-pretty-name-blank": (
         "exit 0: pretty_name: '' accepted (the dataset card's name would be blank; other blank strings such as run_dir and source are refused)"
-    ),
-    "s29e-doctor/cli-data-dir-missing": (
-        "exit 0: NLIBIAS_DATA_DIR names a folder that does not exist; doctor lists every benchmark as 'not found (downloaded on first use)' and never names the variable or the path"
-    ),
-    "s29e-doctor/cli-data-dir-a-file": (
-        "exit 0: NLIBIAS_DATA_DIR names a file; doctor says 'not found (downloaded on first use)' for every benchmark without naming the variable or the file"
     ),
 }
 
