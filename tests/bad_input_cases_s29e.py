@@ -66,18 +66,6 @@ KNOWN: dict[str, str] = {
     "s29e-validate/cli-status-exclude-every-annotator": (
         "exit 0: --exclude of every annotator prints the status and an agreement over nobody without a word"
     ),
-    "s29e-extend/cli-holdout-model-twice": (
-        "exit 0: the same --holdout-model twice is accepted (filter models twice are refused); the card would list it twice"
-    ),
-    "s29e-extend/yaml-holdout-one-model-twice": (
-        "exit 0: filter.holdout lists one model twice, accepted (filter.models twice is refused with its line)"
-    ),
-    "s29e-extend/python-holdout-one-model-twice": (
-        "returns: extend(holdout=['fake:h', 'fake:h']) accepted (classifiers twice are refused)"
-    ),
-    "s29e-extend/yaml-pretty-name-blank": (
-        "exit 0: pretty_name: '' accepted (the dataset card's name would be blank; other blank strings such as run_dir and source are refused)"
-    ),
 }
 
 Build = Callable[[Path, Base], list[str]]
