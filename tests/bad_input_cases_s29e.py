@@ -45,18 +45,6 @@ KNOWN: dict[str, str] = {
     "s29e-model-index/cli-out-a-folder-spelling-with-a-trailing-slash": (
         "exit 0: `--out DIR/idx/` (a folder spelling) is written as a plain file `idx`"
     ),
-    "s29e-validate/cli-import-a-label-studio-export-as-argilla": (
-        "exit 2 naming the file, but the reason is wrong: a Label Studio export read with --format argilla says hypothesis '1' is not in the queue instead of saying the file is not Argilla's format (--format not named)"
-    ),
-    "s29e-validate/cli-import-annotator-blank": (
-        "exit 2, but the blank --annotator is blamed on the file (j.csv:2 field annotator: no annotator); the flag's empty value is not named"
-    ),
-    "s29e-validate/cli-import-annotator-with-a-newline": (
-        "exit 2, but the flag's value is blamed on the file (j.csv:2 field annotator: 'ann\\nbob' not allowed); --annotator is not named"
-    ),
-    "s29e-validate/cli-import-annotator-a-space": (
-        "exit 2, but the flag's value is blamed on the file (j.csv:2 field annotator: ' ' not allowed); --annotator is not named"
-    ),
     "s29e-validate/cli-export-out-a-folder-spelling-with-a-trailing-slash": (
         "exit 0: `--out DIR/exports/` is written as a plain file `exports`"
     ),

@@ -24,6 +24,7 @@ from nlibias.validation.formats import (
 from nlibias.validation.resolve import parse_rule, resolution_summary, write_judgements
 from nlibias.validation.resolve import resolve as resolve_labels
 from nlibias.validation.status import unjudged_count, validation_status
+from nlibias.validation.store import Annotator
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def export(run_dir: PathArg, *, fmt: ExportFormat = "csv", out: PathArg | None =
 
 @declared
 def import_judgements(
-    run_dir: PathArg, file: PathArg, *, fmt: ImportFormat = "auto", annotator: str | None = None
+    run_dir: PathArg, file: PathArg, *, fmt: ImportFormat = "auto", annotator: Annotator | None = None
 ) -> ImportResult:
     """Add judgements made elsewhere (``file``: CSV, Label Studio JSON export or Argilla records;
     ``fmt`` ``auto`` tells them apart) to an ``extend`` run's annotation database; ``annotator``
