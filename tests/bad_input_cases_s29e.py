@@ -39,9 +39,6 @@ KNOWN: dict[str, str] = {
     "s29e-explain/python-cache-a-string-yes": (
         "returns: explain(cache='yes') takes the word as a path and writes a prediction cache named `yes` in the working directory"
     ),
-    "s29e-model-index/cli-name-a-hub-url": (
-        "exit 0: `--name https://huggingface.co/org/m` is written as the model's name in the model-index (not a Hub name: the Hub shows the URL as the name)"
-    ),
     "s29e-model-index/cli-out-a-folder-spelling-with-a-trailing-slash": (
         "exit 0: `--out DIR/idx/` (a folder spelling) is written as a plain file `idx`"
     ),
