@@ -40,6 +40,7 @@ from bad_input_cases_s28d import s28d_cases
 from bad_input_cases_s29a import s29a_cases
 from bad_input_cases_s29b import s29b_cases
 from bad_input_cases_s29c import s29c_cases
+from bad_input_cases_s29e import s29e_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
@@ -456,4 +457,5 @@ def cases() -> list[Case]:
         *s29c_cases(),  # session 29's finder s29c: every command's least-tried options
         *leftovers_cases(),  # session 29: the leftovers of issue #48 (hand-built settings, resamples, ...)
         *s29b_cases(),  # session 29, route b: files and state across commands, derived files, YAML
+        *s29e_cases(),  # session 29, finder s29e: the decision and reading side (gate, report, explain, cards, validate)
     ]

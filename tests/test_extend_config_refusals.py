@@ -58,6 +58,21 @@ def test_a_filter_model_twice_or_also_held_out_is_refused_at_the_item(tmp_path: 
     assert caught.value.parameter == "classifiers"
 
 
+def test_a_held_out_model_twice_is_refused_however_it_is_named(tmp_path: Path) -> None:
+    """The card names held-out models: one listed twice (under another ``name:`` too) is refused at
+    its second place."""
+    named = _refused(tmp_path, "filter:\n  holdout:\n    - fake:h\n    - {model: fake:h, name: h2}\n")
+    assert named == "4: field filter.holdout.1: 'fake:h' is listed twice; list each once"
+    with pytest.raises(
+        ConfigError, match=r"^holdout \['fake:h', 'fake:h'\]: 'fake:h' is listed twice"
+    ) as caught:
+        extend_config(None, holdout=["fake:h", "fake:h"])
+    assert caught.value.parameter == "holdout"
+    assert [m.model for m in ExtendConfig().filter.holdout] == [
+        "ynie/albert-xxlarge-v2-snli_mnli_fever_anli_R1_R2_R3-nli"
+    ]
+
+
 def test_an_nli_classifier_folder_as_the_fill_model_is_refused_when_read(tmp_path: Path) -> None:
     folder = tmp_path / "nli"
     folder.mkdir()

@@ -74,6 +74,31 @@ def test_library_and_refusals(run: Path, tmp_path: Path) -> None:
     assert no_card.exit_code == 2 and "none.md" in no_card.output
 
 
+def test_a_url_given_as_the_model_s_name_is_refused(run: Path, tmp_path: Path) -> None:
+    """The model-index names the model (huggingface_hub's ``model_name``: the repo's name by
+    default); a URL would be shown as the name. A Hub URL's ``org/model`` part is suggested."""
+    import nlibias
+    from nlibias.errors import ConfigError
+    from nlibias.jobs.model_index import export_model_index
+
+    card = tmp_path / "README.md"
+    card.write_text("---\nlicense: mit\n---\n# m\n")
+    hub = "https://huggingface.co/org/m/tree/main"
+    with pytest.raises(
+        ConfigError, match=r"^name 'https://huggingface\.co/org/m/tree/main' is a URL, not"
+    ) as refused:
+        export_model_index(run, card=card, name=hub)
+    assert refused.value.parameter == "name" and str(refused.value).endswith(
+        "pass name org/m, the model part of it"
+    )
+    assert card.read_text() == "---\nlicense: mit\n---\n# m\n"
+    with pytest.raises(
+        ConfigError, match=r"is a URL, not the model's name on the Hub .*; pass the model's name on the Hub$"
+    ):
+        nlibias.model_index(run, name="http://example.org/m")
+    assert [e["name"] for e in nlibias.model_index(run, name="org/m")] == ["org/m"]
+
+
 @pytest.fixture(scope="module")
 def subset_run(tmp_path_factory: pytest.TempPathFactory, run: Path) -> Path:
     """Two fake models audited on a ``--limit 40`` subset of the same samples."""

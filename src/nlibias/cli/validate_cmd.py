@@ -293,7 +293,8 @@ def resolve_command(
     typer.echo(
         f"  {summary['status']}; final categories {summary['categories']}; stereotypes {summary['stereotypes']}"
     )
-    typer.echo(f"next: nlibias extend --out {run_dir} --from validate   (with your usual extend options)")
+    if summary["status"].get("resolved"):  # else warned of: extend would keep no hypothesis
+        typer.echo(f"next: nlibias extend --out {run_dir} --from validate   (with your usual extend options)")
 
 
 @validate_app.command("export")

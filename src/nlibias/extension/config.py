@@ -28,6 +28,7 @@ from pydantic import (
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config_rules import (
     LOADING,
+    CardName,
     ModelName,
     Refused,
     ensemble_refusal,
@@ -126,6 +127,12 @@ def _none_as_null(value: Any) -> Any:
     return None if isinstance(value, str) and value.lower() == "none" else value
 
 
+def _held_once(specs: list[FilterModelConfig]) -> list[FilterModelConfig]:
+    """Held-out models, refusing one listed twice (the card would name it twice)."""
+    listed_once([spec.model for spec in specs])
+    return specs
+
+
 def model_specs(value: Any) -> Any:
     if isinstance(value, str | dict):
         value = [value]
@@ -197,10 +204,10 @@ class FilterConfig(DeviceConfig):
     models: list[FilterModelConfig] = Field(
         default_factory=lambda: [FilterModelConfig(model=m) for m in PAPER_FILTER_MODELS]
     )
-    holdout: list[FilterModelConfig] = Field(
+    holdout: Annotated[list[FilterModelConfig], AfterValidator(_held_once)] = Field(
         default_factory=lambda: [FilterModelConfig(model=m) for m in PAPER_HOLDOUT_MODELS]
     )
-    """Models kept out of filtering (recorded in the card; never loaded by the pipeline)."""
+    """Models kept out of filtering (recorded in the card; never loaded by the pipeline), each once."""
     policy: str | int | dict[str, int] = "any"
     """``any`` (paper), ``all``, ``at_least:K`` (or ``{at_least: K}``)."""
     compare_fills: list[ModelName] = Field(default_factory=list)
@@ -268,7 +275,7 @@ class ExtendConfig(_Strict):
     """Prediction cache file (default: ``$NLIBIAS_CACHE`` or the user cache)."""
     seed: Seed = 0
     """Recorded in the card (the pipeline itself draws no random numbers)."""
-    pretty_name: str = "BBNLI-next (nlibias run)"
+    pretty_name: CardName = "BBNLI-next (nlibias run)"
 
     @model_validator(mode="after")
     def _check_fill_applies(self) -> ExtendConfig:

@@ -51,6 +51,9 @@ ModelName = Annotated[
     _not_blank("the model name is empty; name a model (a hub id or a local path)"),
     AfterValidator(_trimmed),
 ]
+CardName = Annotated[
+    str, _not_blank("the dataset card's name is empty; give the name that heads the card, or leave it out")
+]
 
 
 def in_their_words(check: Callable[..., T], **values: Any) -> T:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import urlsplit
 
 import yaml
 from annotated_types import Predicate
@@ -28,7 +29,7 @@ from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import interval, is_number
 from nlibias.report.verdict_block import scored_of, subset_of
-from nlibias.schema.declared import Allowed, PathArg, declared
+from nlibias.schema.declared import Allowed, PathArg, Refuse, declared
 from nlibias.schema.model_keys import split_model_key
 from nlibias.textio.list_files import structured_kind
 from nlibias.textio.text_files import decode_utf8
@@ -146,7 +147,27 @@ def _hub_name(name: str) -> bool:
     return bool(name.strip()) and name == name.strip() and "\n" not in name
 
 
-HubName = Annotated[str, Predicate(_hub_name), Allowed("the model's name on the Hub (e.g. my-org/my-nli)")]
+def _url_words(url: str) -> str:
+    """Why a URL is no model name, and the name a Hub model's URL holds (``org/model``)."""
+    parts = urlsplit(url)
+    path = [part for part in parts.path.split("/") if part][:2]
+    hub = (parts.hostname or "").removeprefix("www.") in ("huggingface.co", "hf.co") and path
+    fix = (
+        f"pass {{name}} {'/'.join(path)}, the model part of it" if hub else "pass the model's name on the Hub"
+    )
+    return (
+        f"{url!r} is a URL, not the model's name on the Hub (the card's model-index names the model); {fix}"
+    )
+
+
+HubName = Annotated[
+    str,
+    Predicate(_hub_name),
+    Allowed("the model's name on the Hub (e.g. my-org/my-nli)"),
+    Refuse(lambda name: "://" in name, _url_words),
+]
+"""The name a model card's ``model-index`` gives the model: huggingface_hub's ``model_name``, the
+repo's name (``org/model``) by default, as the Hub's card template writes ``name: {model_id}``."""
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 CardPath = Annotated[
     PathArg,

@@ -21,9 +21,10 @@ from nlibias.validation.formats import (
     read_import,
     store_imported,
 )
-from nlibias.validation.resolve import parse_rule, resolution_summary, write_judgements
+from nlibias.validation.resolve import check_resolved, parse_rule, resolution_summary, write_judgements
 from nlibias.validation.resolve import resolve as resolve_labels
 from nlibias.validation.status import unjudged_count, validation_status
+from nlibias.validation.store import Annotator
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ def resolve(run_dir: PathArg, *, rule: str = "drop", min_annotators: PositiveInt
     parsed = parse_rule(rule)
     round_ = _opened(run_dir, "nothing was resolved, and the judgements file holds no row")
     resolved = resolve_labels(round_.queue, round_.store.current(), parsed, min_annotators=min_annotators)
+    check_resolved(resolved, min_annotators, Path(run_dir) / QUEUE_CSV)
     path = write_judgements(run_dir, round_.queue, resolved)
     # beside the judgements, for the dataset card: the rule, who judged and how far they agreed
     report = validation_status(run_dir, rule=parsed, min_annotators=min_annotators)
@@ -132,7 +134,7 @@ def export(run_dir: PathArg, *, fmt: ExportFormat = "csv", out: PathArg | None =
 
 @declared
 def import_judgements(
-    run_dir: PathArg, file: PathArg, *, fmt: ImportFormat = "auto", annotator: str | None = None
+    run_dir: PathArg, file: PathArg, *, fmt: ImportFormat = "auto", annotator: Annotator | None = None
 ) -> ImportResult:
     """Add judgements made elsewhere (``file``: CSV, Label Studio JSON export or Argilla records;
     ``fmt`` ``auto`` tells them apart) to an ``extend`` run's annotation database; ``annotator``

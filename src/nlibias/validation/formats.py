@@ -29,6 +29,7 @@ from nlibias.schema.declared import Allowed, PathArg, declared
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
     AnnotationStore,
+    Annotator,
     CurrentAnswer,
     Suggestion,
 )
@@ -181,13 +182,26 @@ def _argilla_records(
     return records
 
 
+SHAPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "label-studio": ("a Label Studio task", ("data", "annotations")),
+    "argilla": ("an Argilla record", ("fields", "responses", "metadata", "suggestions")),
+}
+"""Each JSON format's item, and the keys that are its own (a Label Studio task's, an Argilla 2.x
+record's; ``id`` they share)."""
+
+
+def _shape(item: Mapping[str, Any]) -> str | None:
+    """The JSON format whose own keys ``item`` has (Label Studio first: its ``data`` is required)."""
+    return next((fmt for fmt, (_, keys) in SHAPES.items() if any(key in item for key in keys)), None)
+
+
 def detect_format(path: Path) -> str:
     """``csv`` for .csv files; for JSON, ``label-studio`` (tasks with ``data``) or ``argilla``."""
     if path.suffix.lower() == ".csv":
         return "csv"
     data = read_json_file(path)
     if isinstance(data, list) and data and isinstance(data[0], dict):
-        return "label-studio" if "data" in data[0] else "argilla"
+        return "label-studio" if _shape(data[0]) == "label-studio" else "argilla"
     reason = "cannot tell the format: expected a JSON list of tasks or records"
     raise SourceError(path, None, reason, fix="name the format: label-studio, argilla or csv")
 
@@ -241,7 +255,7 @@ def read_import(
     queue: Sequence[QueueRow],
     *,
     fmt: ImportFormat = "auto",
-    default_annotator: str | None = None,
+    default_annotator: Annotator | None = None,
 ) -> list[ImportedAnswer]:
     """Answers in a CSV / Label Studio / Argilla file, validated against ``queue`` (see module doc)."""
     path = Path(path)
@@ -260,6 +274,7 @@ def read_import(
         for number, item in enumerate(data, start=1):
             if not isinstance(item, dict):
                 raise SourceError(path, f"record {number}", "expected an object")
+            _refuse_other_shape(path, f"record {number}", item, fmt)
             reader(f"record {number}", item, checker)
         noun = "tasks" if fmt == "label-studio" else "records"
         found = f"{noun} without a submitted judgement: all {len(data)}" if data else "an empty list"
@@ -272,6 +287,22 @@ def read_import(
             "annotator", "rows that name no annotator", value=default_annotator, given=given
         )
     return checker.answers
+
+
+def _refuse_other_shape(path: Path, where: str, item: Mapping[str, Any], fmt: str) -> None:
+    """Refuse an item of the other JSON format (none of ``fmt``'s own keys, some of the other's): read
+    as ``fmt``, its ids and answers would be looked for where they are not."""
+    shape = _shape(item)
+    if shape is None or shape == fmt or any(key in item for key in SHAPES[fmt][1]):
+        return
+    (other, keys), (expected, own) = SHAPES[shape], SHAPES[fmt]
+    has = ", ".join(key for key in keys if key in item)
+    reason = (
+        f"{other} (it has {has}), not {expected} ({', '.join(own)}) as {{fmt}} {fmt} reads: "
+        f"the file is in {shape}'s format"
+    )
+    fix = f"pass {{fmt}} {shape}, or leave {{fmt}} out to tell the format from the file"
+    raise SourceError(path, where, reason, fix=fix, parameter="fmt")
 
 
 def _read_csv(path: Path, checker: _Checker) -> None:

@@ -8,12 +8,14 @@ Rule(kind='adjudicator', adjudicator='eve')
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, QueueRow, write_queue
 from nlibias.validation.agreement import majority_label
 from nlibias.validation.store import CurrentAnswer, check_annotator, check_choice
@@ -111,6 +113,41 @@ def resolve(
         )
         for row in queue
     ]
+
+
+class NothingResolvedWarning(UserWarning):
+    """No hypothesis of the queue got a final label (the annotators disagree, or a pro/anti is missing)."""
+
+
+def check_resolved(resolved: Sequence[ResolvedLabel], min_annotators: int, queue_file: Path) -> None:
+    """Refuse final labels of which none could be resolved for want of answers (nobody judged yet,
+    or fewer annotators than ``min_annotators``): the judgements file would hold no final label and
+    ``extend --from validate`` would keep no hypothesis. Warn when none was resolved otherwise."""
+    if not resolved or any(r.status == "resolved" for r in resolved):
+        return
+    most = max(r.annotators for r in resolved)
+    if most == 0:
+        fix = "judge them in `nlibias validate app`, or `nlibias validate import` judgements made elsewhere"
+        raise SourceError(
+            queue_file, None, "no hypothesis of the queue has been judged yet: nothing to resolve", fix=fix
+        )
+    if most < min_annotators:
+        raise ConfigError(
+            f"{{min_annotators}} {min_annotators}: no hypothesis has answers from {min_annotators} "
+            f"annotators (the most any has is {most}), so all {len(resolved)} would stay pending and the "
+            f"judgements file would hold no final label; pass {{min_annotators}} {most} or less, or "
+            "resolve once more annotators have answered",
+            parameter="min_annotators",
+        )
+    counts = ", ".join(
+        f"{status} {count}" for status, count in sorted(Counter(r.status for r in resolved).items())
+    )
+    warnings.warn(
+        f"no hypothesis of {queue_file} got a final label ({counts}; judgements.csv's note column "
+        "says why): `extend --from validate` would keep none",
+        NothingResolvedWarning,
+        stacklevel=3,
+    )
 
 
 def resolution_summary(resolved: Sequence[ResolvedLabel]) -> dict[str, Any]:

@@ -110,12 +110,14 @@ def validation_status(
         report |= _hypotheses_status(run, run.hypotheses, rule, min_annotators, exclude_from_agreement)
     if run.explained is not None:
         report["explanations"] = _explanations_status(run, run.explained, exclude_from_agreement)
-    _refuse_unknown_excluded(run.store, exclude_from_agreement)
+    _check_excluded(run.store, exclude_from_agreement)
     return report
 
 
-def _refuse_unknown_excluded(store: AnnotationStore, excluded: Sequence[str]) -> None:
-    """An excluded name that gave no judgement leaves out nobody (a typo: the one meant still decides)."""
+def _check_excluded(store: AnnotationStore, excluded: Sequence[str]) -> None:
+    """An excluded name that gave no judgement leaves out nobody (a typo: the one meant still
+    decides); names that leave out every annotator leave the agreement (and the judges' reference)
+    nobody's answers to compare."""
     if not excluded:
         return
     judged = {r.annotator for r in store.history()} | {r.annotator for r in store.explanation_history()}
@@ -127,6 +129,13 @@ def _refuse_unknown_excluded(store: AnnotationStore, excluded: Sequence[str]) ->
                 f"nobody (annotators: {', '.join(sorted(judged)) or 'none yet'}); {hint}",
                 parameter="exclude",
             )
+    if judged <= set(excluded):
+        raise ConfigError(
+            f"{{exclude}} leaves out every annotator who judged this run ({', '.join(sorted(judged))}): "
+            "the agreement would be computed over nobody; "
+            "leave out fewer, or leave {exclude} out",
+            parameter="exclude",
+        )
 
 
 def _hypotheses_status(
