@@ -29,6 +29,7 @@ from nlibias.report.paper_tables import TABLE_FORMATS, format_table, render_tabl
 from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
 from nlibias.schema.applies import AppliesTo, option_applies_to_nothing
 from nlibias.schema.declared import Allowed, NonNegativeFloat, PathArg, Refuse, declared, one_or_many
+from nlibias.schema.paths import OutFile
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,7 @@ DEBIAS_TABLES = AppliesTo(  # min_effect
 @declared
 def make_report(
     runs: Annotated[RunDirs, ONE_RUN_DEBIAS],
-    out: PathArg | None = None,
+    out: OutFile | None = None,
     *,
     fmt: Annotated[TableFormat | None, PAPER_TABLES] = None,
     compare: Annotated[bool, COMPARE_DEBIAS, COMPARE_LATEX] = False,
