@@ -173,9 +173,9 @@ def remove_record(out: Path, name: str) -> None:
     _legacy_path(out, name).unlink(missing_ok=True)
 
 
-def output_problems(out: Path, record: Mapping[str, Any]) -> list[str]:
+def output_problems(out: Path, record: Mapping[str, Any], *, whole: bool = False) -> list[str]:
     """Each output the record lists (path relative to ``out`` → SHA-256) that is gone or changed,
-    in words.
+    in words (``whole``: each file named by its whole path, for words read outside the stage).
 
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp())
@@ -189,10 +189,11 @@ def output_problems(out: Path, record: Mapping[str, Any]) -> list[str]:
     problems = []
     for rel, digest in outputs.items() if isinstance(outputs, dict) else ():
         path = out / str(rel)
+        named = path if whole else rel
         if not path.is_file():
-            problems.append(f"{rel} is missing")
+            problems.append(f"{named} is missing")
         elif sha256_file(path) != digest:
-            problems.append(f"{rel} changed since the stage wrote it (damaged or replaced)")
+            problems.append(f"{named} changed since the stage wrote it (damaged or replaced)")
     return problems
 
 
