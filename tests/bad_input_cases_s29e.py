@@ -21,15 +21,6 @@ from bad_input_cases_s28c_more import QUEUE_HEADER, Add, extend_cli, extend_yaml
 from bad_input_corpus import QUEUE_ROWS, Base, cases_of, invoke
 
 KNOWN: dict[str, str] = {
-    "s29e-report/cli-compare-a-classifier-and-a-generative-run": (
-        "exit 0: a classifier run and a generative run over the same samples are put side by side and marked where intervals of different measures (pro - anti score vs yes_rate_gap) do not overlap; the note says 'not the same samples' although they are the same (a meaningless comparison; the gate refuses this pair)"
-    ),
-    "s29e-report/python-compare-a-classifier-and-a-generative-run": (
-        "returns: make_report(compare=True) compares a classifier and a generative run of the same samples by interval overlap of different measures, saying 'not the same samples' (as the command line)"
-    ),
-    "s29e-report/cli-compare-samples-edited-after-both-audits": (
-        "exit 0: the samples file both runs recorded (with its SHA-256) was edited after the audits; --compare falls back to interval overlap saying 'not the same samples ... or no predictions to pair' instead of refusing the edited file (the gate and explain refuse it)"
-    ),
     "s29e-model-index/cli-name-a-hub-url": (
         "exit 0: `--name https://huggingface.co/org/m` is written as the model's name in the model-index (not a Hub name: the Hub shows the URL as the name)"
     ),

@@ -21,7 +21,7 @@ from nlibias.io.overwrites import refuse_named_twice, refuse_overwrites, run_fil
 from nlibias.io.run_manifest import run_directory
 from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing, save_comparison
 from nlibias.report.compare import compare as compare_runs
-from nlibias.report.compare import format_comparison
+from nlibias.report.compare import format_comparison, refuse_nothing_compared
 from nlibias.report.debias_tables import format_debias_tables
 from nlibias.report.html import ASSETS_DIR_SUFFIX, write_report
 from nlibias.report.load import Run, load_runs
@@ -193,6 +193,8 @@ def make_report(
     if debias or pairs:
         return _debias_report(runs, pairs, min_effect, out)
     loaded = with_benchmarks(load_runs(list(runs)))
+    if compare:
+        refuse_nothing_compared(loaded)
     if fmt is not None:
         return _tables_report(loaded, fmt, compare, out)
     return _html_report(loaded, out, compare, plots)
