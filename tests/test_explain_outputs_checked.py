@@ -1,6 +1,7 @@
 """``explain`` reuses its outputs only when they are the files it wrote (their SHA-256 in the
 stage record): a file cut mid-line or another run's file put in its place is recomputed, and the
-result says why; ``validate explanations`` queues no explanations that the report calls stale."""
+result says why; ``validate explanations`` queues no explanations that the report calls stale, and
+the report leaves them out with a warning."""
 
 from __future__ import annotations
 
@@ -84,6 +85,22 @@ def test_the_queue_refuses_explanations_the_report_calls_stale(explained: Path) 
         SourceError, match=r"not current: .*explanations\.jsonl changed since the stage wrote it"
     ):
         draw_explanation_queue(explained, size=10, seed=0)
+
+
+def test_the_report_leaves_damaged_explanations_out_and_says_so(explained: Path, tmp_path: Path) -> None:
+    """The report reads explanations through explain's own check: rows cut mid-line are left out,
+    named in a warning (the terminal's, not only the page's) that says to run explain again."""
+    import nlibias
+    from nlibias.report.explanation_sections import ExplanationsLeftOutWarning
+
+    rows = explained / "explanations" / "explanations.jsonl"
+    rows.write_bytes(rows.read_bytes()[: rows.stat().st_size // 2])
+    with pytest.warns(ExplanationsLeftOutWarning) as caught:
+        nlibias.make_report(explained, tmp_path / "r.html", plots=False)
+    said = str(caught[0].message)
+    assert str(rows) in said and "run nlibias explain again" in said, said
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert f"{rows} changed since the stage wrote it" in page
 
 
 def test_the_stage_engine_reuses_a_stage_only_while_its_recorded_outputs_check_out(tmp_path: Path) -> None:

@@ -51,7 +51,9 @@ def test_gate_outputs_may_not_be_the_runs_files_the_rules_or_each_other(run: Pat
     _refused([*gate, "--junit", str(link)], run / "manifest.json", "--junit")
     folder = tmp_path / "reports"  # refused when the arguments are read, not by the temporary file
     folder.mkdir()
-    said = _refused([*gate, "--junit", str(folder)], run / "metrics.json", f"--junit {folder} is a directory")
+    said = _refused(
+        [*gate, "--junit", str(folder)], run / "metrics.json", "'--junit'", f"'{folder}' is a folder"
+    )
     assert "name a file" in said and ".part" not in said
     both = tmp_path / "out.txt"
     both.write_text("kept")

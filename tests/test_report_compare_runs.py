@@ -1,7 +1,8 @@
 """``report --compare`` compares runs, not spellings: one run, or one run named twice (``./a``,
 ``a/``, a symlink, its metrics.json), is refused; a copy of a run is another run; runs over the
 same samples in another order are paired as runs over the same samples are; runs of two
-benchmarks are refused."""
+benchmarks are refused; as the gate: models of another kind are not compared, and samples edited
+since the audits are refused."""
 
 from __future__ import annotations
 
@@ -70,3 +71,65 @@ def test_runs_of_two_benchmarks_are_refused_naming_both(run: Path) -> None:
     bbq = replace(bbnli, path=run.parent / "bbq", label="bbq", metrics={**bbnli.metrics, "source": "bbq"})
     with pytest.raises(DataError, match=f"run {run} is of benchmark 'bbnli' and run {bbq.path} of 'bbq'"):
         compare([bbnli, bbq])
+
+
+def _audit(samples: Path, out: Path, **models: list[str]) -> Path:
+    from nlibias.jobs.audit import run_audit
+    from nlibias.runtime.model_set import ModelSet
+    from nlibias.runtime.options import ModelOptions, RunOptions
+
+    generative = bool(models.get("generative"))
+    run_audit(
+        samples,
+        ModelSet.of(**models, prompts=["true"] if generative else []),
+        run=RunOptions(cache=False, bootstrap=50, progress=False),
+        out_dir=out,
+        options=ModelOptions(mode="generated" if generative else "scored"),
+    )
+    return out
+
+
+def test_models_of_another_kind_are_not_compared(run: Path, tmp_path: Path) -> None:
+    """The gate's rule (a classifier and a generative LM measure different things): a column is
+    compared with a model of its own kind only; runs with none to compare are refused."""
+    from nlibias.jobs.report import make_report
+    from nlibias.report.compare import compare, format_comparison
+    from nlibias.report.load import load_run
+    from nlibias.schema.applies import InapplicableOption
+
+    samples = run.parent / "samples" / "samples.jsonl"
+    generative = _audit(samples, tmp_path / "G", generative=["fake:g"])
+    with pytest.raises(InapplicableOption) as caught:
+        make_report([run, generative], compare=True, fmt="md")
+    assert caught.value.parameter == "compare" and str(generative) in str(caught.value)
+    assert "**G**" in make_report([run, generative], fmt="md").text  # side by side: the paper tables
+    both = _audit(samples, tmp_path / "both", models=["fake:m"], generative=["fake:g"])
+    alone = compare([load_run(both)])  # one run's generative column is not measured against its classifier
+    assert alone.tests == ["reference", "reference"] and alone.n_differences == 0
+    later = compare([load_run(run), load_run(both)])
+    assert later.tests[-2] in ("paired", "overlap") and later.tests[-1] == "unlike", later.tests
+    assert "Not compared (both · g|prompt=true|generated)" in format_comparison(later)
+
+
+def test_samples_edited_after_the_audits_are_refused_as_the_gate_refuses_them(
+    run: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    import nlibias
+    from nlibias.errors import NlibiasError
+
+    folder = Path(shutil.copytree(run.parent / "samples", tmp_path / "s"))
+    one, two = (
+        _audit(folder / "samples.jsonl", tmp_path / name, models=["fake:m"]) for name in ("one", "two")
+    )
+    lines = (folder / "samples.jsonl").read_text().splitlines()
+    edited = {**json.loads(lines[0]), "hypothesis": "Nobody is the main breadwinner."}
+    (folder / "samples.jsonl").write_text("\n".join([json.dumps(edited), *lines[1:]]) + "\n")
+    for call in (
+        lambda: nlibias.make_report([one, two], compare=True, fmt="md"),
+        lambda: nlibias.gate(one, two),
+    ):
+        with pytest.raises(NlibiasError, match="is not the one the run audited") as caught:
+            call()
+        assert str(folder / "samples.jsonl") in str(caught.value)

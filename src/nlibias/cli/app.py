@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 import typer.exceptions
@@ -146,6 +146,9 @@ def refuse_malformed_options(command: Any, name: str | None, parent: Any, args: 
     twice = "given {} times; give it once (only the last value would be used)"
     problems = [(p, twice.format(n)) for p, n in Counter(single).items() if n > 1]
     problems += [(p, _BLANK_PATH) for p in dict.fromkeys(order) if _blank_path(p, given.get(p.name))]
+    problems += [
+        (p, why) for p in dict.fromkeys(order) if (why := _declared_refusal(command, p, given.get(p.name)))
+    ]
     for param, problem in problems[:1]:
         error = typer.BadParameter(problem, ctx=ctx, param=param)
         refused = getattr(command, "command_line_refused", None)
@@ -169,6 +172,23 @@ def _blank_path(param: Any, value: Any) -> bool:
     kinds = typing.get_args(hint) if typing.get_origin(hint) in (list, tuple) else (hint,)
     is_path = any(isinstance(kind, type) and issubclass(kind, PurePath) for kind in kinds)
     return is_path and any(isinstance(v, str) and not v.strip() for v in values)
+
+
+def _declared_refusal(command: Any, param: Any, value: Any) -> str | None:
+    """What a declared path type on an option's hint refuses in its text as given
+    (``Annotated[Path | None, typer.Option(...), OutFile]``): Typer's ``Path`` drops a trailing
+    separator before the command sees it, so ``--out DIR/name/`` would be written as a file."""
+    callback = getattr(command, "callback", None)
+    if callback is None or value is None:
+        return None
+    hint = typing.get_type_hints(callback, include_extras=True).get(param.name)
+    kinds = [item for item in getattr(hint, "__metadata__", ()) if typing.get_origin(item) is Annotated]
+    if not kinds:
+        return None
+    from nlibias.schema.paths import refused_text
+
+    texts = [v for v in (value if isinstance(value, list | tuple) else [value]) if isinstance(v, str)]
+    return next((why for kind in kinds for text in texts if (why := refused_text(kind, text))), None)
 
 
 def name_repeatable_values(command: Any, ctx: Any) -> None:

@@ -32,6 +32,7 @@ from nlibias.cli.app import echo_json
 from nlibias.debias.finetune_record import TrainingOptions
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema.applies import SEED_APPLIES, TABLES_APPLIES, AppliesTo, refuse_inapplicable
+from nlibias.schema.paths import CachePath, OutFile
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -153,7 +154,9 @@ _OUT_DIR = typer.Option(
 Out = Annotated[Path, _OUT_DIR]
 OptionalOutDir = Annotated[Path | None, _OUT_DIR]
 OptionalOut = Annotated[
-    Path | None, typer.Option("--out", help="File to write the result into (default: print it on stdout).")
+    Path | None,
+    typer.Option("--out", help="File to write the result into (default: print it on stdout)."),
+    OutFile,
 ]
 Force = Annotated[
     bool,
@@ -166,6 +169,7 @@ Force = Annotated[
 Cache = Annotated[
     Path | None,
     typer.Option("--cache", help="Prediction cache file. Default: $NLIBIAS_CACHE, else the user cache."),
+    CachePath,
 ]
 NO_CACHE_APPLIES = AppliesTo(
     "no cache file",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 import typer.exceptions
@@ -17,6 +17,7 @@ from typer.core import TyperCommand
 from nlibias.cli.app import app, echo_json, echo_text_or_path, warn
 from nlibias.cli.options import AuditedSamples, Json, OptionalOut, OptionScore, Out, Quiet, Samples
 from nlibias.errors import NlibiasError
+from nlibias.schema.paths import OutFile
 
 if TYPE_CHECKING:
     from nlibias.jobs.report import ReportResult
@@ -28,12 +29,15 @@ def report_command(
     runs: list[Path] = typer.Argument(
         ..., help="Run directories of `nlibias audit` / `score` / `extend` (several: side by side)."
     ),
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        help="Output file. HTML default: <first run>/report.html; with --format or --debias: stdout unless "
-        "given.",
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Output file. HTML default: <first run>/report.html; with --format or --debias: stdout "
+            "unless given.",
+        ),
+        OutFile,
+    ] = None,
     fmt: str | None = typer.Option(
         None,
         "--format",
@@ -180,12 +184,16 @@ def gate_command(
     samples: AuditedSamples = None,
     quiet: Quiet = False,
     as_json: Json = False,
-    junit: Path | None = typer.Option(
-        None, "--junit", help="Write JUnit XML here (a testcase per rule and slice)."
-    ),
-    markdown: Path | None = typer.Option(
-        None, "--markdown", help="Write a Markdown summary here (CI job summary)."
-    ),
+    junit: Annotated[
+        Path | None,
+        typer.Option("--junit", help="Write JUnit XML here (a testcase per rule and slice)."),
+        OutFile,
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option("--markdown", help="Write a Markdown summary here (CI job summary)."),
+        OutFile,
+    ] = None,
 ) -> None:
     """Exit 1 when a candidate is significantly more biased than the baseline (paired bootstrap,
     Holm over slices) or beyond an absolute limit; exit 0 when it is not; 2 on bad input."""

@@ -63,7 +63,7 @@ def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, 
         return DAMAGED
     if summary is None:
         return DAMAGED
-    problems = output_problems(run_dir, record.model_dump())
+    problems = output_problems(run_dir, record.model_dump(), whole=True)
     if problems:
         return (
             "its explanations/ files are damaged or incomplete, or were replaced since explain wrote them "

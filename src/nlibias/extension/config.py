@@ -47,6 +47,7 @@ from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import PathText, Seed, source_error
 from nlibias.schema.model_ref import ModelRef, fill_kind_problem, same_fill, split_fill_spec
+from nlibias.schema.paths import CacheText
 from nlibias.schema.placement import Device
 from nlibias.schema.settings import Settings
 from nlibias.textio.text_files import read_text
@@ -271,7 +272,7 @@ class ExtendConfig(_Strict):
     mlm: MLMConfig = MLMConfig()
     filter: FilterConfig = FilterConfig()
     validation: ValidationConfig = ValidationConfig()
-    cache: PathText | None = None
+    cache: CacheText | None = None
     """Prediction cache file (default: ``$NLIBIAS_CACHE`` or the user cache)."""
     seed: Seed = 0
     """Recorded in the card (the pipeline itself draws no random numbers)."""

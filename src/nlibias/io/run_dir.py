@@ -16,19 +16,20 @@ nlibias.errors.SourceError: .../metrics.json: field run.samples: the samples thi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SkipValidation
 
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_predictions
 from nlibias.io.results import MetricsDocument, ModelRun, check_consistent, read_metrics
 from nlibias.io.run_manifest import RunManifest, changed_inputs, check_run_directory, run_directory
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, read_sample_columns, resolve_samples_path
 from nlibias.io.stages import read_record
+from nlibias.metrics.paired_units import asked_difference
 from nlibias.schema import Prediction
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import METRICS_FILE
@@ -98,17 +99,21 @@ class RunSamples(BaseModel):
             names=("samples",),
         )
 
-    def check(self, path: str | Path) -> Path:
-        """The samples file of ``path``, refused when its bytes are not those the run read."""
+    def check(self, path: str | Path, *, given: bool = True) -> Path:
+        """The samples file of ``path``, refused when its bytes are not those the run read
+        (``given``: named by the caller's ``samples``; else the file the run records)."""
         file = resolve_samples_path(path)
         now = sha256_file(file)
         if self.sha256 is not None and now != self.sha256:
             run = f"run {self.run}: " if self.run is not None else ""
-            raise ConfigError(
+            words = (
                 f"the samples file {file} is not the one the run audited ({run}SHA-256 {self.sha256[:12]} "
-                f"when audited, now {now[:12]}): it was edited after the run, or it is another folder's; "
-                "pass the samples the run audited ({parameter samples})",
-                parameter="samples",
+                f"when audited, now {now[:12]}): it was edited after the run, or it is another folder's"
+            )
+            if not given:
+                raise DataError(words, fix="restore the samples the run audited, or audit again on these")
+            raise ConfigError(
+                f"{words}; pass the samples the run audited ({{parameter samples}})", parameter="samples"
             )
         return file
 
@@ -165,6 +170,40 @@ class RunDirectory(BaseModel):
 ASKED = ("option_score",)
 """How a generative model was asked that its key does not show (a per-byte option choice measures
 something else than a total one; the prompt style and the mode are in the key)."""
+
+
+COMPARED = ("kind", *ASKED)
+"""What two models compared with each other must share (the gate's pair, a report's column and its
+reference): their predictor kind and how they were asked."""
+
+
+def refuse_unlike(
+    first: tuple[str, Path, Mapping[str, str]],
+    second: tuple[str, Path, Mapping[str, str]],
+    *,
+    roles: tuple[str, str],
+    verb: str,
+    fix: Callable[[str], str],
+) -> None:
+    """Refuse two models, each ``(model, run, settings)``, that differ in a :data:`COMPARED`
+    setting: their measures are of different things. ``roles`` name them, ``verb`` what compares."""
+    differ = asked_difference(first[2], second[2], COMPARED)
+    if differ is None:
+        return
+    setting, a, b = differ
+    other = f"{roles[1]} model {second[0]!r} ({second[1]})"
+    words = (
+        f"is a {a} model and {other} a {b} one"
+        if setting == "kind"
+        else f"has {setting} {a!r} and {other} {b!r}"
+    )
+    raise DataError(
+        f"{roles[0]} model {first[0]!r} ({first[1]}) {words}: their measures are of different things; "
+        f"{verb} models of one {setting}",
+        model=first[0],
+        field=setting,
+        fix=fix(setting),
+    )
 
 
 def asked_settings(rows: Iterable[Prediction]) -> dict[str, dict[str, str]]:

@@ -224,9 +224,10 @@ def sealed(record: Mapping[str, Any]) -> dict[str, Any]:
     return {**content, SEAL: fingerprint(content)}
 
 
-def output_problems(out: Path, record: Mapping[str, Any]) -> list[str]:
+def output_problems(out: Path, record: Mapping[str, Any], *, whole: bool = False) -> list[str]:
     """Whether the record is as written (when :func:`sealed`; an older nlibias's is not) and each
-    output it lists (path relative to ``out`` → SHA-256) that is gone or changed, in words.
+    output it lists (path relative to ``out`` → SHA-256) that is gone or changed, in words (``whole``:
+    each file named by its whole path, for words read outside the stage).
 
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp())
@@ -244,10 +245,11 @@ def output_problems(out: Path, record: Mapping[str, Any]) -> list[str]:
         )
     for rel, digest in outputs.items() if isinstance(outputs, dict) else ():
         path = out / str(rel)
+        named = path if whole else rel
         if not path.is_file():
-            problems.append(f"{rel} is missing")
+            problems.append(f"{named} is missing")
         elif sha256_file(path) != digest:
-            problems.append(f"{rel} changed since the stage wrote it (damaged or replaced)")
+            problems.append(f"{named} changed since the stage wrote it (damaged or replaced)")
     return problems
 
 

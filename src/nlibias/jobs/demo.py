@@ -29,6 +29,7 @@ from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import PathArg, PositiveInt, Refuse, Resamples, Seed, declared
+from nlibias.schema.paths import CachePath
 
 DEFAULT_SAMPLE_PAIRS = 240
 """Pairs in the default demo sample (15 per subtopic on average; about 5 min on 2 CPU cores)."""
@@ -66,7 +67,7 @@ def demo(
     full: bool = False,
     pairs: Annotated[PositiveInt | None, PAIRS_APPLIES] = None,
     seed: Seed = 0,
-    cache: PathArg | None = None,
+    cache: CachePath | None = None,
     bootstrap: Resamples = 1000,
     progress: bool = True,
     explain: bool = False,

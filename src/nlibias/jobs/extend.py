@@ -21,6 +21,7 @@ from nlibias.extension.config_overrides import SETTING_KEYS, as_the_files, with_
 from nlibias.extension.pipeline import PipelineResult, StageReport, run_pipeline
 from nlibias.io.overwrites import file_identity
 from nlibias.schema.declared import PathArg, declared, one_or_many
+from nlibias.schema.paths import CachePath
 from nlibias.schema.placement import Device
 from nlibias.textio.text_files import read_text
 
@@ -58,7 +59,7 @@ class ExtendSettings(TypedDict, total=False):
     ``none``, no curated templates."""
     derive: bool | None
     """Also derive masked templates automatically from the source (``templates.derive``)."""
-    cache: PathArg | None
+    cache: CachePath | None
     """Prediction cache file (default: ``$NLIBIAS_CACHE`` or the user cache)."""
     device: Device | None
     """Where the fill and filter models run (``mlm.device`` and ``filter.device``): cpu, cuda, ..."""

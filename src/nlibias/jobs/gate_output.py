@@ -19,11 +19,12 @@ from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 
-from nlibias.errors import ConfigError
 from nlibias.io.atomic import atomic_write_text, locked_folder
 from nlibias.io.overwrites import Files, refuse_overwrites, run_files
 from nlibias.jobs.gate import GateCheck, GateResult
 from nlibias.metrics.verdicts import format_value
+from nlibias.schema.declared import declared
+from nlibias.schema.paths import OutFile
 from nlibias.textio.tables import markdown_table, render_table
 
 HEADERS = (
@@ -185,19 +186,18 @@ def gate_junit(result: GateResult) -> ET.Element:
     return root
 
 
+@declared
 def refuse_gate_overwrites(
     candidate: str | Path,
     baseline: str | Path | None,
     *,
     rules: object = None,
     samples: str | Path | None = None,
-    junit: str | Path | None = None,
-    markdown: str | Path | None = None,
+    junit: OutFile | None = None,
+    markdown: OutFile | None = None,
 ) -> None:
-    """Refuse a JUnit or Markdown file that is a folder, an input or the other output (before the gate runs)."""
-    for name, path in (("junit", junit), ("markdown", markdown)):
-        if path is not None and Path(path).is_dir():
-            raise ConfigError(f"{{{name}}} {path} is a directory; name a file", parameter=name)
+    """Refuse a JUnit or Markdown file that is a folder (:data:`OutFile`), an input or the other
+    output (before the gate runs)."""
     inputs: dict[str, Files] = {
         "candidate": run_files(candidate),
         "baseline": None if baseline is None else run_files(baseline),
@@ -219,9 +219,11 @@ def gate_error_junit(reason: str, error_type: str) -> ET.Element:
     return root
 
 
-def _write(junit: str | Path | None, markdown: str | Path | None, xml: ET.Element, md: str) -> list[Path]:
+@declared
+def _write(junit: OutFile | None, markdown: OutFile | None, xml: ET.Element, md: str) -> list[Path]:
     """The two files of one decision, their folders locked (in one order): another gate writing
-    them at once waits, and they are one gate's, not one's XML and the other's summary."""
+    them at once waits, and they are one gate's, not one's XML and the other's summary (a
+    refused command line's too, so not at a folder's spelling: :data:`OutFile`)."""
     written = [Path(path) for path in (junit, markdown) if path is not None]
     with ExitStack() as held:
         for folder in sorted({path.parent.resolve() for path in written}):

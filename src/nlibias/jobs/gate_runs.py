@@ -10,10 +10,10 @@ from typing import Annotated
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.overwrites import file_identity
-from nlibias.io.run_dir import ASKED, asked_settings
+from nlibias.io.run_dir import asked_settings, refuse_unlike
 from nlibias.io.run_manifest import run_directory
 from nlibias.jobs.results import read_checked_run
-from nlibias.metrics.paired_units import ScoredRun, asked_difference, sample_difference
+from nlibias.metrics.paired_units import ScoredRun, sample_difference
 from nlibias.schema.declared import Allowed, Refuse
 
 
@@ -150,22 +150,16 @@ def match_models(
 
 def check_asked_alike(candidate: ScoredRun, baseline: ScoredRun, pairs: Sequence[tuple[str, str]]) -> None:
     """Refuse a candidate model compared with a baseline model of another predictor kind or asked
-    another way that its key hides (:data:`ASKED`): their measures are of different things."""
+    another way that its key hides (``io/run_dir.COMPARED``, the rule a report's comparison holds
+    too): their measures are of different things."""
     for cand_model, base_model in pairs:
-        settings = (candidate.settings(cand_model), baseline.settings(base_model))
-        differ = asked_difference(*settings, ("kind", *ASKED))
-        if differ is None:
-            continue
-        setting, a, b = differ
-        baseline_model = f"baseline model {base_model!r} ({baseline.path})"
-        if setting == "kind":
-            words = f"is a {a} model and {baseline_model} a {b} one"
-        else:
-            words = f"has {setting} {a!r} and {baseline_model} {b!r}"
-        raise DataError(
-            f"candidate model {cand_model!r} ({candidate.path}) {words}: their measures are of different "
-            f"things; gate models of one {setting}",
-            model=cand_model,
-            field=setting,
-            fix=f"pair models of one {setting} (pairs), or audit the candidate the way the baseline was audited",
+        refuse_unlike(
+            (cand_model, candidate.path, candidate.settings(cand_model)),
+            (base_model, baseline.path, baseline.settings(base_model)),
+            roles=("candidate", "baseline"),
+            verb="gate",
+            fix=lambda setting: (
+                f"pair models of one {setting} (pairs), or audit the candidate the way the "
+                "baseline was audited"
+            ),
         )

@@ -31,6 +31,7 @@ from nlibias.report.metric_readers import interval, is_number
 from nlibias.report.verdict_block import scored_of, subset_of
 from nlibias.schema.declared import Allowed, PathArg, Refuse, declared
 from nlibias.schema.model_keys import split_model_key
+from nlibias.schema.paths import OutFile
 from nlibias.textio.list_files import structured_kind
 from nlibias.textio.text_files import decode_utf8
 from nlibias.textio.yaml_unique import load_yaml
@@ -338,10 +339,11 @@ class ModelIndexExport:
         return {"model_index": self.model_index, **paths}
 
 
+@declared
 def export_model_index(
-    run: str | Path,
+    run: PathArg,
     *,
-    out: str | Path | None = None,
+    out: OutFile | None = None,
     card: str | Path | None = None,
     model: str | None = None,
     name: str | None = None,

@@ -21,7 +21,7 @@ from nlibias.io.overwrites import refuse_named_twice, refuse_overwrites, run_fil
 from nlibias.io.run_manifest import run_directory
 from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing, save_comparison
 from nlibias.report.compare import compare as compare_runs
-from nlibias.report.compare import format_comparison
+from nlibias.report.compare import format_comparison, refuse_nothing_compared
 from nlibias.report.debias_tables import format_debias_tables
 from nlibias.report.html import ASSETS_DIR_SUFFIX, write_report
 from nlibias.report.load import Run, load_runs
@@ -29,6 +29,7 @@ from nlibias.report.paper_tables import TABLE_FORMATS, format_table, render_tabl
 from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
 from nlibias.schema.applies import AppliesTo, option_applies_to_nothing
 from nlibias.schema.declared import Allowed, NonNegativeFloat, PathArg, Refuse, declared, one_or_many
+from nlibias.schema.paths import OutFile
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ DEBIAS_TABLES = AppliesTo(  # min_effect
 @declared
 def make_report(
     runs: Annotated[RunDirs, ONE_RUN_DEBIAS],
-    out: PathArg | None = None,
+    out: OutFile | None = None,
     *,
     fmt: Annotated[TableFormat | None, PAPER_TABLES] = None,
     compare: Annotated[bool, COMPARE_DEBIAS, COMPARE_LATEX] = False,
@@ -195,6 +196,8 @@ def make_report(
     if debias or pairs:
         return _debias_report(runs, pairs, min_effect, out)
     loaded = with_benchmarks(load_runs(list(runs)))
+    if compare:
+        refuse_nothing_compared(loaded)
     if fmt is not None:
         return _tables_report(loaded, fmt, compare, out)
     return _html_report(loaded, out, compare, plots)

@@ -13,6 +13,7 @@ from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.overwrites import refuse_overwrites, run_files
 from nlibias.schema.declared import PathArg, PositiveInt, declared, one_or_many
+from nlibias.schema.paths import OutFile
 from nlibias.validation.explanation_queue import AnnotationRound, QueueWarning
 from nlibias.validation.formats import (
     ExportFormat,
@@ -118,7 +119,7 @@ def _opened(run_dir: PathArg, outcome: str) -> AnnotationRound:
 
 
 @declared
-def export(run_dir: PathArg, *, fmt: ExportFormat = "csv", out: PathArg | None = None) -> ExportResult:
+def export(run_dir: PathArg, *, fmt: ExportFormat = "csv", out: OutFile | None = None) -> ExportResult:
     """An ``extend`` run's queue with every annotator's current answers (and model suggestions) as
     ``fmt`` (``csv``, ``label-studio``, ``argilla``), written to ``out`` when given; as
     ``nlibias validate export``.

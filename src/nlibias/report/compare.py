@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import DataError, NlibiasError
-from nlibias.io.run_dir import ASKED, asked_settings
+from nlibias.io.run_dir import asked_settings, refuse_unlike
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.paired import OVERALL, compare_units, p_below
-from nlibias.metrics.paired_units import ScoredRun, asked_difference, sample_difference
+from nlibias.metrics.paired_units import ScoredRun, sample_difference
 from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import (
     format_with_interval,
@@ -23,6 +24,7 @@ from nlibias.report.metric_readers import (
     slice_kinds,
 )
 from nlibias.report.paper_table_format import csv_text
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.columns import SampleColumns
 
 if TYPE_CHECKING:
@@ -80,6 +82,23 @@ def disjoint(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bo
     return a[1] < b[0] or b[1] < a[0]
 
 
+def refuse_nothing_compared(runs: Sequence[Run]) -> None:
+    """Refuse ``compare`` asked of runs where no column has a model of its kind to be compared
+    with (a classifier run and a generative run): every mark would compare different things."""
+    tests = plan(runs)[3]
+    if "overlap" in tests or len(runs) < 2:
+        return
+    kinds = [f"{run.path}: {', '.join(sorted({_kind(run, m) or '?' for m in run.models}))}" for run in runs]
+    raise option_applies_to_nothing(
+        "compare",
+        "models of one predictor kind compared with each other",
+        given=f"no model of the later runs has one of its kind in the first run to be compared with ({'; '.join(kinds)})",
+        fix="compare runs of one kind (their measures are of different things: the gate refuses such a "
+        "pair too), or leave {compare} out to see them side by side",
+        names=("runs",),
+    )
+
+
 def compare(
     runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]] | Run],
     *,
@@ -87,19 +106,8 @@ def compare(
 ) -> Comparison:
     """Every measure side by side, overall and per first non-subtopic slicing; ``runs``: loaded runs
     (paired where possible) or ``(label, models)`` pairs (intervals compared)."""
-    items = [(r, r.label, r.models) if not isinstance(r, tuple) else (None, r[0], r[1]) for r in runs]
-    columns = [
-        (label, model, metrics, run) for run, label, models in items for model, metrics in models.items()
-    ]
-    several_runs = len(items) > 1
-    names = [f"{label} · {model}" if several_runs else model for label, model, _, _ in columns]
-    in_first: dict[str, int] = {}
-    for j, (label, model, _, _) in enumerate(columns):
-        if label == items[0][1]:
-            in_first.setdefault(model, j)
-    references = [in_first.get(model, 0) if several_runs else 0 for _, model, _, _ in columns]
-    _refuse_other_benchmarks([run for run, _, _ in items if run is not None])
-    _refuse_scored_differently([(model, run) for _, model, _, run in columns], references)
+    items, columns, references, tests = plan(runs)
+    names = [f"{label} · {model}" if len(items) > 1 else model for label, model, _, _ in columns]
     if measures is None:
         found = list(dict.fromkeys(m for c in columns for m in numeric_measures(overall_of(c[2]))))
         measures = [m for m in MEASURES if m in found] + [m for m in found if m not in MEASURES]
@@ -116,10 +124,69 @@ def compare(
             ]  # fmt: skip
             if any(c.value is not None for c in cells):
                 rows.append(ComparisonRow(slice_name, measure, cells))
-    tests = [
-        "reference" if r == i else "paired" if i in paired else "overlap" for i, r in enumerate(references)
-    ]
+    tests = ["paired" if i in paired else test for i, test in enumerate(tests)]
     return Comparison(columns=names, references=references, rows=rows, tests=tests)
+
+
+Column = tuple[str, str, Mapping[str, Any], "Run | None"]
+"""A compared column: its run's label, the model, its metrics and the run (None: metrics only)."""
+
+
+def plan(
+    runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]] | Run],
+) -> tuple[list[tuple[Run | None, str, Any]], list[Column], list[int], list[str]]:
+    """The runs' columns, each one's reference and its test (``reference``, ``overlap``, or
+    ``unlike``: no model of its kind to compare it with), after the rules of runs compared with each
+    other: one benchmark; samples the runs recorded not edited since (the gate's check of them);
+    a column and its reference of one kind, asked alike (the gate's rule, ``io/run_dir.COMPARED``)."""
+    items: list[tuple[Run | None, str, Any]] = [
+        (r, r.label, r.models) if not isinstance(r, tuple) else (None, r[0], r[1]) for r in runs
+    ]
+    columns: list[Column] = [
+        (label, model, metrics, run) for run, label, models in items for model, metrics in models.items()
+    ]
+    loaded = [run for run, _, _ in items if run is not None]
+    _refuse_other_benchmarks(loaded)
+    for run in loaded if len(items) > 1 else ():
+        if run.record is not None and run.record.samples.found is not None:
+            run.record.samples.check(run.record.samples.found, given=False)
+    first = [j for j, column in enumerate(columns) if len(items) == 1 or column[0] == items[0][1]]
+    references = [_reference(columns, i, first, len(items) > 1) for i in range(len(columns))]
+    tests = [
+        "overlap" if r != i else "reference" if i in first else "unlike" for i, r in enumerate(references)
+    ]
+    asked = {id(run): asked_settings(run.predictions()) for run in loaded}
+
+    def compared(column: Column) -> tuple[str, Path, dict[str, str]] | None:
+        _, model, _, run = column
+        kind = {"kind": str(_kind(run, model))}
+        return None if run is None else (model, run.path, {**kind, **asked[id(run)].get(model, {})})
+
+    for i, r in enumerate(references):
+        mine, theirs = compared(columns[i]), compared(columns[r])
+        if r != i and mine is not None and theirs is not None:
+            refuse_unlike(
+                mine, theirs, roles=("compared", "its reference"), verb="compare",
+                fix=lambda setting: f"compare runs audited with one {setting} (audit the one again with the other's)",
+            )  # fmt: skip
+    return items, columns, references, tests
+
+
+def _kind(run: Run | None, model: str) -> str | None:
+    """The model's predictor kind as its run records it (``classifier`` where none is); None
+    without a run (metrics only: any kind)."""
+    return None if run is None else str(run.metrics.get("predictor_kinds", {}).get(model, "classifier"))
+
+
+def _reference(columns: Sequence[Column], i: int, first: Sequence[int], several: bool) -> int:
+    """Column ``i``'s reference among ``first`` (the first run's columns): the same model, else the
+    first of its predictor kind; itself where none is of its kind (its measures are of other things)."""
+    if several and i in first:
+        return i
+    kind = _kind(columns[i][3], columns[i][1])
+    alike = [j for j in first if kind is None or _kind(columns[j][3], columns[j][1]) in (None, kind)]
+    same = [j for j in alike if columns[j][1] == columns[i][1]] if several else []
+    return (same or alike or [i])[0]
 
 
 def _refuse_other_benchmarks(runs: Sequence[Run]) -> None:
@@ -130,27 +197,6 @@ def _refuse_other_benchmarks(runs: Sequence[Run]) -> None:
                 f"run {runs[0].path} is of benchmark {runs[0].source!r} and run {run.path} of "
                 f"{run.source!r}: side by side, one's measures would read as a change from the other's",
                 fix="compare runs of one benchmark (report each of the others on its own)",
-            )
-
-
-def _refuse_scored_differently(columns: Sequence[tuple[str, Run | None]], references: Sequence[int]) -> None:
-    """Refuse one model key compared across runs whose answers were chosen differently
-    (``option_score``, which the key hides; a prompt or mode shows in the key)."""
-    asked = {id(run): asked_settings(run.predictions()) for _, run in columns if run is not None}
-    for (model, run), ref in zip(columns, references, strict=True):
-        ref_model, ref_run = columns[ref]
-        if run is None or ref_run is None or model != ref_model:
-            continue
-        differ = asked_difference(asked[id(ref_run)].get(model, {}), asked[id(run)].get(model, {}), ASKED)
-        if differ is not None:
-            setting, theirs, mine = differ
-            raise DataError(
-                f"model {model!r} has {setting} {theirs!r} in run {ref_run.path} and {mine!r} in run "
-                f"{run.path}: its answers were chosen differently under "
-                "one key, so side by side they would measure different things",
-                model=model,
-                field=setting,
-                fix=f"compare runs audited with one {setting} (audit the one again with the other's)",
             )
 
 
@@ -297,8 +343,14 @@ def comparison_notes(comparison: Comparison) -> list[str]:
     """Which test each compared column got, in words (one line per test used)."""
     paired = [c for c, t in zip(comparison.columns, comparison.tests, strict=False) if t == "paired"]
     overlap = [c for c, t in zip(comparison.columns, comparison.tests, strict=False) if t == "overlap"]
+    unlike = [c for c, t in zip(comparison.columns, comparison.tests, strict=False) if t == "unlike"]
     references = ", ".join(sorted({comparison.columns[r] for r in comparison.references}))
     notes = []
+    if unlike:
+        notes.append(
+            f"Not compared ({', '.join(unlike)}): no model of its predictor kind in the first run; the measures "
+            "of another kind are of different things, so no difference is marked (the gate refuses such a pair)."
+        )
     if paired:
         notes.append(
             f"Paired test ({', '.join(paired)}: the same samples as the reference, {references}): "
@@ -306,7 +358,7 @@ def comparison_notes(comparison: Comparison) -> list[str]:
             "shared units); `*` the interval excludes 0; `!` the gate would flag it (farther from no bias, "
             "one-sided p < 0.05 after Holm over the slices)."
         )
-    if overlap or not paired:
+    if overlap or not (paired or unlike):
         notes.append(
             f"Interval overlap ({', '.join(overlap) or 'no column'}: not the same samples as the reference, "
             f"{references}, or no predictions to pair): `*` the 95% bootstrap intervals do not overlap."

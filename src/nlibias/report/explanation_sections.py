@@ -3,13 +3,20 @@ judge and per subtopic, the LM judge's agreement, an example per label; stale on
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import SourceError
 from nlibias.explanations.judge import shown_judge
-from nlibias.explanations.run_files import DAMAGED, current_summary, fake_judge_warning, read_rows
+from nlibias.explanations.run_files import (
+    DAMAGED,
+    EXPLANATIONS_DIR,
+    current_summary,
+    fake_judge_warning,
+    read_rows,
+)
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import sensitive, table
 from nlibias.report.metric_readers import value_with_interval
@@ -36,15 +43,28 @@ _LABEL_ORDER = ("biased", "invalid", "balanced")
 _MAX_SUBTOPIC_ROWS = 40
 
 
+class ExplanationsLeftOutWarning(UserWarning):
+    """A run's explanations are left out of the report: explain's own check finds them damaged,
+    replaced or made from other predictions (the section says why in their place)."""
+
+
 def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str | None:
-    """The summary and rows, a note when they are stale or unreadable, or None without any."""
+    """The summary and rows, a note when they are stale or unreadable (said as a warning too), or
+    None without any."""
     found = current_summary(run_dir)
-    if not isinstance(found, Mapping):
-        return found
-    try:
-        return found, read_rows(run_dir / "explanations")
-    except (OSError, SourceError):
-        return DAMAGED
+    if isinstance(found, Mapping):
+        try:
+            return found, read_rows(run_dir / EXPLANATIONS_DIR)
+        except SourceError as error:
+            found = str(error)
+        except OSError:
+            found = DAMAGED
+    if found is not None:
+        warnings.warn(
+            ExplanationsLeftOutWarning(f"the report leaves out the explanations of run {run_dir}: {found}"),
+            stacklevel=3,
+        )
+    return found
 
 
 def explanation_measures(runs: Sequence[Run]) -> set[str]:

@@ -265,7 +265,7 @@ def _comparison(comparison: Comparison, glossary: set[str]) -> str:
         rows.append([_e(row.slice), measure_link(row.measure, glossary=glossary), *cells])
     note = (
         '<p class="muted">◆ compares a model with the reference (the same model in the first run, or the '
-        "first model), never with no bias: it marks a difference between the two, not a bias (whether "
+        "first model of its kind), never with no bias: it marks a difference between the two, not a bias (whether "
         'a model is biased is what the <a href="#verdict">verdict</a> says); green = better, '
         "orange = worse by the measure's direction; "
         f"{comparison.n_differences} marked. "

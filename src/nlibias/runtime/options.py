@@ -26,7 +26,6 @@ from nlibias.schema.declared import (
     Allowed,
     DrawSeed,
     NonNegativeFloat,
-    PathArg,
     PositiveInt,
     Resamples,
     Seed,
@@ -35,6 +34,7 @@ from nlibias.schema.declared import (
     unknown_argument,
 )
 from nlibias.schema.model_keys import check_mode
+from nlibias.schema.paths import CachePath
 from nlibias.schema.placement import Device, RayAddress
 from nlibias.schema.settings import Settings
 
@@ -46,7 +46,11 @@ SCORED_APPLIES = AppliesTo(  # how scored options are compared means nothing to 
     names=("mode",),
 )
 
-CacheOption = bool | PathArg | PredictionCache | None
+CacheOption = Annotated[
+    bool | CachePath | PredictionCache | None,
+    Allowed("True, False, a file path (not blank) or a PredictionCache"),
+]
+"""Where predictions are cached, as every job that caches takes it (audit, score, explain, demo)."""
 
 
 class _Options(Settings):
@@ -166,7 +170,7 @@ class RunOptions(_Options):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)  # PredictionCache
 
-    cache: Annotated[CacheOption, Allowed("True, False, a file path (not blank) or a PredictionCache")] = True
+    cache: CacheOption = True
     """``True``: the user prediction cache; a path: that SQLite file; a :class:`PredictionCache`;
     ``False``/``None``: none."""
     bootstrap: Resamples = 1000
