@@ -20,17 +20,9 @@ import nlibias
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError
 from nlibias.schema.applies import InapplicableOption
-from nlibias.schema.declared import (
-    OpenUnit,
-    PositiveInt,
-    Seed,
-    Share,
-    declared,
-    describe,
-    problems,
-    source_error,
-)
+from nlibias.schema.declared import OpenUnit, PositiveInt, Seed, Share, declared, describe
 from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.problems import problems, source_error
 
 runner = CliRunner()
 

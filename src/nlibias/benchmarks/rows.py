@@ -24,7 +24,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import AfterValidator, BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
-from nlibias.schema.declared import source_error
+from nlibias.schema.problems import source_error
 from nlibias.textio.text_door import CONTROL_FIX, control_character
 
 M = TypeVar("M", bound=BaseModel)

@@ -45,10 +45,11 @@ from nlibias.models.hf_common import check_speed_values, dtype_choice
 from nlibias.models.registry import classifier_kind_problem
 from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import PathText, Seed, source_error
+from nlibias.schema.declared import PathText, Seed
 from nlibias.schema.model_ref import ModelRef, fill_kind_problem, same_fill, split_fill_spec
 from nlibias.schema.paths import CacheText
 from nlibias.schema.placement import Device
+from nlibias.schema.problems import source_error
 from nlibias.schema.settings import Settings
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of

@@ -14,8 +14,8 @@ from nlibias.errors import ConfigError, NlibiasError, SourceError
 from nlibias.extension.config import ExtendConfig, known_keys, model_specs, settings_problem
 from nlibias.extension.config_rules import LOADING, fill_loads_weights, not_loaded
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import problems
 from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.problems import problems
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 

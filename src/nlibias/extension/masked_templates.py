@@ -25,7 +25,7 @@ from nlibias.benchmarks.bbnli import FORMULATIONS, BBNLISubtopic, Formulation
 from nlibias.benchmarks.templating import GROUP_SLOTS, PLACEHOLDER, placeholders, render
 from nlibias.errors import SourceError
 from nlibias.io.jsonl import iter_jsonl
-from nlibias.schema.declared import source_error
+from nlibias.schema.problems import source_error
 from nlibias.textio.list_files import list_lines
 from nlibias.textio.text_files import read_text
 

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError, core_schema
 
-from nlibias.schema.declared import problems
+from nlibias.schema.problems import problems
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 JSON_CONFIG = ConfigDict(strict=True, use_attribute_docstrings=True)  # undeclared fields left out

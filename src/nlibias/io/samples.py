@@ -29,7 +29,7 @@ from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import dumps_finite, iter_jsonl
 from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import SampleColumns
-from nlibias.schema.declared import problems, source_error
+from nlibias.schema.problems import problems, source_error
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text, is_plain
 from nlibias.textio.text_files import check_parquet_columns

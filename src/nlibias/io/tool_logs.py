@@ -36,9 +36,9 @@ from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.option_scoring import choose_option
 from nlibias.models.generative.prompts import BINARY_LABELS, THREE_WAY_LABELS
-from nlibias.schema.declared import source_error
 from nlibias.schema.model_keys import model_key
 from nlibias.schema.prediction_rows import ANSWER_SETS, RowRefused, check_loglikelihood, check_row
+from nlibias.schema.problems import source_error
 
 PredictionsFormat = Literal["nlibias", "lm-eval", "inspect"]
 _DOC_FIELDS = ("id", "choice_answers", "answers", "prompt")

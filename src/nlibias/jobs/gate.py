@@ -44,9 +44,10 @@ from nlibias.metrics.paired import (
 from nlibias.metrics.paired_units import ScoredRun
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, format_value, headline_infos
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import PathArg, declared, problems
+from nlibias.schema.declared import PathArg, declared
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.outputs import RunUnits
+from nlibias.schema.problems import problems
 
 if TYPE_CHECKING:
     import pandas as pd

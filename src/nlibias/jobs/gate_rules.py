@@ -26,8 +26,9 @@ from pydantic import (
 from nlibias.errors import SourceError, did_you_mean
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
-from nlibias.schema.declared import MAX_RESAMPLES, Allowed, OpenUnit, PositiveInt, Seed, source_error
+from nlibias.schema.declared import MAX_RESAMPLES, Allowed, OpenUnit, PositiveInt, Seed
 from nlibias.schema.measure_info import MeasureInfo
+from nlibias.schema.problems import source_error
 from nlibias.schema.settings import Settings
 from nlibias.textio.text_files import decode_utf8
 from nlibias.textio.yaml_unique import load_yaml

@@ -16,7 +16,8 @@ import os
 from pathlib import Path, PurePath
 from typing import Annotated, Any
 
-from nlibias.schema.declared import PathArg, PathText, Refuse, problems
+from nlibias.schema.declared import PathArg, PathText, Refuse
+from nlibias.schema.problems import problems
 
 
 def _names_a_folder(path: str | PurePath) -> bool:

@@ -26,8 +26,9 @@ from pydantic_core import PydanticCustomError
 
 from nlibias.errors import DataError
 from nlibias.schema import LABELS, Prediction, row_kind
-from nlibias.schema.declared import is_int, problems
+from nlibias.schema.declared import is_int
 from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
+from nlibias.schema.problems import problems
 
 PROBABILITY_TOLERANCE = 1e-3  # how far probabilities may sum from 1
 
