@@ -368,6 +368,31 @@ def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path
     assert [p.name for p in tmp_path.rglob("*")] == ["out"]
 
 
+def test_a_folder_lock_is_taken_again_by_its_thread_and_waited_for_by_another(tmp_path: Path) -> None:
+    """A command holding its folder calls a writer that locks it too (audit --limit: its subset,
+    then the run): no deadlock; another thread of the process waits its turn as a process does."""
+    import threading
+
+    from nlibias.io.atomic import locked_folder
+
+    order: list[str] = []
+    held = threading.Event()
+
+    def other() -> None:
+        held.wait(30)
+        with locked_folder(tmp_path / "out"):
+            order.append("other")
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with locked_folder(tmp_path / "out"), locked_folder(tmp_path / "out" / "."):
+        held.set()
+        time.sleep(0.3)
+        order.append("holder")
+    thread.join(30)
+    assert order == ["holder", "other"]
+
+
 # -- a full disk -----------------------------------------------------------------------------------
 
 
@@ -509,3 +534,26 @@ def test_two_reports_into_one_file_leave_one_reports_page_and_figures(
         codes = _at_once(*[(work, report, "load_runs") for work in works.values()])
         assert codes == [0, 0], f"round {round_}"
         assert _files(out) in alone.values(), f"round {round_}: two reports' files mixed"
+
+
+def test_two_limited_audits_into_one_folder_audit_their_own_subsets(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two ``audit --limit N --out RUN`` with other limits and seeds at once: the subset each writes
+    into the run is the one it audits and records (its lock is held from the subset to the manifest)."""
+    from nlibias.jobs import audit
+    from nlibias.runtime.options import RunOptions
+
+    out = tmp_path / "out"
+
+    def audited(limit: int) -> Callable[[], Any]:
+        options = RunOptions(cache=False, bootstrap=0, seed=limit, limit=limit, progress=False)
+        return lambda: audit.run_audit(inputs["samples"], ["fake:a"], out_dir=out, run=options)
+
+    works = {limit: audited(limit) for limit in (8, 20)}
+    alone = _rerun_alone(out, works, _run_files)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, audit, "refuse_run_overwrites") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert _run_files(out) in alone.values(), f"round {round_}: one audit's subset, the other's record"
