@@ -345,6 +345,29 @@ def test_two_explains_into_one_run_leave_one_explanations_files(
         assert _files(run / "explanations") in alone.values(), f"round {round_}: two explains' files mixed"
 
 
+def test_two_augmentations_into_one_folder_leave_one_augmentations_files(tmp_path: Path) -> None:
+    """Two ``augment gender-swap --out DIR`` selecting other rows at once: train.jsonl and its
+    summary are one augmentation's."""
+    from nlibias.debias import augment
+
+    train = tmp_path / "train.jsonl"
+    rows = [("The nurse helps her patient.", "A woman works."), ("A man naps.", "He sleeps.")]
+    train.write_text(
+        "".join(json.dumps({"premise": p, "hypothesis": h, "label": "neutral"}) + "\n" for p, h in rows)
+    )
+    out = tmp_path / "out"
+    works = {
+        select: lambda select=select: augment.augment_gender_swap(train, out, select=select, progress=False)
+        for select in ("occupation", "all")
+    }
+    alone = _rerun_alone(out, works, _files)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, augment, "swap_list_named") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert _files(out) in alone.values(), f"round {round_}: two augmentations' files mixed"
+
+
 def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path: Path) -> None:
     """The lock is the kernel's (``flock``): it goes with the process, so no lock file is left."""
     from nlibias.io.atomic import locked_folder
