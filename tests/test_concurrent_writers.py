@@ -368,6 +368,33 @@ def test_two_augmentations_into_one_folder_leave_one_augmentations_files(tmp_pat
         assert _files(out) in alone.values(), f"round {round_}: two augmentations' files mixed"
 
 
+def test_two_extends_into_one_run_directory_leave_one_runs_files(tmp_path: Path) -> None:
+    """Two ``extend --out RUN`` with other settings at once: the stages' files, their records and
+    the dataset are one run's; the second waits for the first and is refused for its other
+    settings (as it is after the first has finished), changing nothing."""
+    from fault_injection import RUN_FIELDS, read_tree
+    from nlibias.jobs import extend
+
+    run = tmp_path / "run"
+
+    def extended(top_k: int) -> Callable[[], Any]:
+        settings: Any = {"fill_model": "fake", "classifiers": ["fake:a", "fake:b"], "holdout": ["fake:held"],
+                         "subtopics": ["Muslim_man_to_many_wives", "jewish_woman_is_to_kids"], "unvalidated": True}  # fmt: skip
+        cache = tmp_path / f"cache{top_k}.sqlite"
+        return lambda: extend.extend(out_dir=run, top_k=top_k, cache=cache, progress=False, **settings)
+
+    def read(out: Path) -> dict[str, Any]:
+        return read_tree(out, fields=RUN_FIELDS | {"fingerprint", "inputs", "outputs"})
+
+    works = {top_k: extended(top_k) for top_k in (2, 3)}
+    alone = _rerun_alone(run, works, read)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(run)
+        codes = _at_once(*[(work, extend, "run_pipeline") for work in works.values()])
+        assert read(run) in alone.values(), f"round {round_}: two extend runs' files mixed"
+        assert sorted(codes) == [0, 2], f"round {round_}"  # type: ignore[type-var]
+
+
 def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path: Path) -> None:
     """The lock is the kernel's (``flock``): it goes with the process, so no lock file is left."""
     from nlibias.io.atomic import locked_folder
