@@ -43,6 +43,8 @@ RUN_FIELDS: frozenset[str] = frozenset(
         "discarded_checkpoints",
     }
 )
+#: The report's provenance table: each model's run statistics (RUN_FIELDS) and when the run finished.
+REPORT_RUN_FIELDS = (r'(?s)<td data-label="stats">.*?</td>', r"<td>\d{4}-\d\d-\d\dT[0-9:.+-]+</td>")
 #: Whole files that record one run's timing and nothing else.
 RUN_FILES: frozenset[str] = frozenset({"run.json"})
 

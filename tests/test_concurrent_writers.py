@@ -395,6 +395,36 @@ def test_two_extends_into_one_run_directory_leave_one_runs_files(tmp_path: Path)
         assert sorted(codes) == [0, 2], f"round {round_}"  # type: ignore[type-var]
 
 
+def test_two_demos_into_one_folder_leave_one_demos_files(tmp_path: Path) -> None:
+    """Two ``demo --out DIR`` with other seeds at once: the sample each writes is the one it audits
+    and records, and the run and its report are one demo's."""
+    from fault_injection import REPORT_RUN_FIELDS, read_tree
+    from nlibias.jobs import demo
+
+    out = tmp_path / "out"
+    works = {
+        seed: lambda seed=seed: demo.run_demo(
+            out,
+            sample_pairs=2,
+            seed=seed,
+            model="fake:smollm2",
+            cache_path=tmp_path / "c.sqlite",
+            bootstrap=40,
+        )
+        for seed in (1, 2)
+    }
+
+    def read(out: Path) -> dict[str, Any]:
+        return read_tree(out, text_patterns=REPORT_RUN_FIELDS)
+
+    alone = _rerun_alone(out, works, read)
+    for round_ in range(2):  # each demo expands all of BBNLI and draws its report's figures
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, demo, "expand_bbnli") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert read(out) in alone.values(), f"round {round_}: two demos' files mixed"
+
+
 def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path: Path) -> None:
     """The lock is the kernel's (``flock``): it goes with the process, so no lock file is left."""
     from nlibias.io.atomic import locked_folder
