@@ -1,9 +1,10 @@
 """Two writers of one output at once, and a full disk, on the commands that write beside runs
 (issue #48): two ``validate import`` into one run keep every answer, two gates writing one JUnit
-and Markdown file leave one gate's whole files, two ``expand`` or ``export lm-eval`` into one
-folder and two scorings into one run directory leave one's files (not a mix: each holds its
-output folder's lock, ``io/atomic.locked_folder``, which a killed writer does not keep); a full
-disk names the file and leaves the previous outputs as they were.
+and Markdown file leave one gate's whole files, two ``expand``, ``export lm-eval``, ``augment``
+or ``demo`` into one folder and two scorings, limited audits or ``extend`` runs into one run
+directory leave one's files (not a mix: each holds its output folder's lock,
+``io/atomic.locked_folder``, which a killed writer does not keep); a full disk names the file and
+leaves the previous outputs as they were.
 
 The writers are forked children that wait for each other (a barrier) where the work starts and
 then take turns unevenly before their renames (:data:`PACES`: what a slow disk or a busy machine
