@@ -44,6 +44,8 @@ RUN_FIELDS: frozenset[str] = frozenset(
         "record_sha256",  # a stage or fine-tune record's hash of its own content, the fields above included
     }
 )
+#: The report's provenance table: each model's run statistics (RUN_FIELDS) and when the run finished.
+REPORT_RUN_FIELDS = (r'(?s)<td data-label="stats">.*?</td>', r"<td>\d{4}-\d\d-\d\dT[0-9:.+-]+</td>")
 #: Whole files that record one run's timing and nothing else.
 RUN_FILES: frozenset[str] = frozenset({"run.json"})
 

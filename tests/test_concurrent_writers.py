@@ -1,9 +1,10 @@
 """Two writers of one output at once, and a full disk, on the commands that write beside runs
 (issue #48): two ``validate import`` into one run keep every answer, two gates writing one JUnit
-and Markdown file leave one gate's whole files, two ``expand`` or ``export lm-eval`` into one
-folder and two scorings into one run directory leave one's files (not a mix: each holds its
-output folder's lock, ``io/atomic.locked_folder``, which a killed writer does not keep); a full
-disk names the file and leaves the previous outputs as they were.
+and Markdown file leave one gate's whole files, two ``expand``, ``export lm-eval``, ``augment``
+or ``demo`` into one folder and two scorings, limited audits or ``extend`` runs into one run
+directory leave one's files (not a mix: each holds its output folder's lock,
+``io/atomic.locked_folder``, which a killed writer does not keep); a full disk names the file and
+leaves the previous outputs as they were.
 
 The writers are forked children that wait for each other (a barrier) where the work starts and
 then take turns unevenly before their renames (:data:`PACES`: what a slow disk or a busy machine
@@ -345,6 +346,86 @@ def test_two_explains_into_one_run_leave_one_explanations_files(
         assert _files(run / "explanations") in alone.values(), f"round {round_}: two explains' files mixed"
 
 
+def test_two_augmentations_into_one_folder_leave_one_augmentations_files(tmp_path: Path) -> None:
+    """Two ``augment gender-swap --out DIR`` selecting other rows at once: train.jsonl and its
+    summary are one augmentation's."""
+    from nlibias.debias import augment
+
+    train = tmp_path / "train.jsonl"
+    rows = [("The nurse helps her patient.", "A woman works."), ("A man naps.", "He sleeps.")]
+    train.write_text(
+        "".join(json.dumps({"premise": p, "hypothesis": h, "label": "neutral"}) + "\n" for p, h in rows)
+    )
+    out = tmp_path / "out"
+    works = {
+        select: lambda select=select: augment.augment_gender_swap(train, out, select=select, progress=False)
+        for select in ("occupation", "all")
+    }
+    alone = _rerun_alone(out, works, _files)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, augment, "swap_list_named") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert _files(out) in alone.values(), f"round {round_}: two augmentations' files mixed"
+
+
+def test_two_extends_into_one_run_directory_leave_one_runs_files(tmp_path: Path) -> None:
+    """Two ``extend --out RUN`` with other settings at once: the stages' files, their records and
+    the dataset are one run's; the second waits for the first and is refused for its other
+    settings (as it is after the first has finished), changing nothing."""
+    from fault_injection import RUN_FIELDS, read_tree
+    from nlibias.jobs import extend
+
+    run = tmp_path / "run"
+
+    def extended(top_k: int) -> Callable[[], Any]:
+        settings: Any = {"fill_model": "fake", "classifiers": ["fake:a", "fake:b"], "holdout": ["fake:held"],
+                         "subtopics": ["Muslim_man_to_many_wives", "jewish_woman_is_to_kids"], "unvalidated": True}  # fmt: skip
+        cache = tmp_path / f"cache{top_k}.sqlite"
+        return lambda: extend.extend(out_dir=run, top_k=top_k, cache=cache, progress=False, **settings)
+
+    def read(out: Path) -> dict[str, Any]:
+        return read_tree(out, fields=RUN_FIELDS | {"fingerprint", "inputs", "outputs"})
+
+    works = {top_k: extended(top_k) for top_k in (2, 3)}
+    alone = _rerun_alone(run, works, read)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(run)
+        codes = _at_once(*[(work, extend, "run_pipeline") for work in works.values()])
+        assert read(run) in alone.values(), f"round {round_}: two extend runs' files mixed"
+        assert sorted(codes) == [0, 2], f"round {round_}"  # type: ignore[type-var]
+
+
+def test_two_demos_into_one_folder_leave_one_demos_files(tmp_path: Path) -> None:
+    """Two ``demo --out DIR`` with other seeds at once: the sample each writes is the one it audits
+    and records, and the run and its report are one demo's."""
+    from fault_injection import REPORT_RUN_FIELDS, read_tree
+    from nlibias.jobs import demo
+
+    out = tmp_path / "out"
+    works = {
+        seed: lambda seed=seed: demo.run_demo(
+            out,
+            sample_pairs=2,
+            seed=seed,
+            model="fake:smollm2",
+            cache_path=tmp_path / "c.sqlite",
+            bootstrap=40,
+        )
+        for seed in (1, 2)
+    }
+
+    def read(out: Path) -> dict[str, Any]:
+        return read_tree(out, text_patterns=REPORT_RUN_FIELDS)
+
+    alone = _rerun_alone(out, works, read)
+    for round_ in range(2):  # each demo expands all of BBNLI and draws its report's figures
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, demo, "expand_bbnli") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert read(out) in alone.values(), f"round {round_}: two demos' files mixed"
+
+
 def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path: Path) -> None:
     """The lock is the kernel's (``flock``): it goes with the process, so no lock file is left."""
     from nlibias.io.atomic import locked_folder
@@ -366,6 +447,31 @@ def test_a_writer_killed_holding_its_folder_lock_blocks_no_later_writer(tmp_path
             child.kill()
         assert child.exitcode == code, target.__name__
     assert [p.name for p in tmp_path.rglob("*")] == ["out"]
+
+
+def test_a_folder_lock_is_taken_again_by_its_thread_and_waited_for_by_another(tmp_path: Path) -> None:
+    """A command holding its folder calls a writer that locks it too (audit --limit: its subset,
+    then the run): no deadlock; another thread of the process waits its turn as a process does."""
+    import threading
+
+    from nlibias.io.atomic import locked_folder
+
+    order: list[str] = []
+    held = threading.Event()
+
+    def other() -> None:
+        held.wait(30)
+        with locked_folder(tmp_path / "out"):
+            order.append("other")
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with locked_folder(tmp_path / "out"), locked_folder(tmp_path / "out" / "."):
+        held.set()
+        time.sleep(0.3)
+        order.append("holder")
+    thread.join(30)
+    assert order == ["holder", "other"]
 
 
 # -- a full disk -----------------------------------------------------------------------------------
@@ -509,3 +615,26 @@ def test_two_reports_into_one_file_leave_one_reports_page_and_figures(
         codes = _at_once(*[(work, report, "load_runs") for work in works.values()])
         assert codes == [0, 0], f"round {round_}"
         assert _files(out) in alone.values(), f"round {round_}: two reports' files mixed"
+
+
+def test_two_limited_audits_into_one_folder_audit_their_own_subsets(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two ``audit --limit N --out RUN`` with other limits and seeds at once: the subset each writes
+    into the run is the one it audits and records (its lock is held from the subset to the manifest)."""
+    from nlibias.jobs import audit
+    from nlibias.runtime.options import RunOptions
+
+    out = tmp_path / "out"
+
+    def audited(limit: int) -> Callable[[], Any]:
+        options = RunOptions(cache=False, bootstrap=0, seed=limit, limit=limit, progress=False)
+        return lambda: audit.run_audit(inputs["samples"], ["fake:a"], out_dir=out, run=options)
+
+    works = {limit: audited(limit) for limit in (8, 20)}
+    alone = _rerun_alone(out, works, _run_files)
+    for round_ in range(ROUNDS):
+        shutil.rmtree(out)
+        codes = _at_once(*[(work, audit, "refuse_run_overwrites") for work in works.values()])
+        assert codes == [0, 0], f"round {round_}"
+        assert _run_files(out) in alone.values(), f"round {round_}: one audit's subset, the other's record"

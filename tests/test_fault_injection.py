@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from bad_input_corpus import QUEUE_HEADER, QUEUE_ROWS
-from fault_injection import RUN_FIELDS, differences, read_tree
+from fault_injection import REPORT_RUN_FIELDS, RUN_FIELDS, differences, read_tree
 
 KILLS = int(os.environ.get("NLIBIAS_FAULT_KILLS", "2"))
 SEED = int(os.environ.get("NLIBIAS_FAULT_SEED", "25"))
@@ -52,8 +52,6 @@ PREMISES = [
 
 JUNIT_TIMES = (r'(?<= time=)"[0-9.]+"', r'(?<= timestamp=)"[^"]*"', r'(?<= hostname=)"[^"]*"')
 """How long each JUnit testcase and suite took, when and where: run fields of the gate's XML."""
-REPORT_RUN_FIELDS = (r'(?s)<td data-label="stats">.*?</td>', r"<td>\d{4}-\d\d-\d\dT[0-9:.+-]+</td>")
-"""The report's provenance table: each model's run statistics (RUN_FIELDS) and when the run finished."""
 DEMO = (
     "import sys; from nlibias.jobs.demo import run_demo; "
     "run_demo(sys.argv[1], sample_pairs=2, model='fake:smollm2', cache_path=sys.argv[2], bootstrap=40)"

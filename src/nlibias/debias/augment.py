@@ -42,7 +42,7 @@ from nlibias.debias.swap import (
 from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_training_set
 from nlibias.debias.wordlists import read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
-from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
+from nlibias.io.atomic import PendingFile, json_line, locked_folder, temporary_file, write_json
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.runtime.progress import progress_bar
 from nlibias.schema.applies import AppliesTo
@@ -213,41 +213,41 @@ def augment_gender_swap(
         given = her_model if her_model is not None else DEFAULT_HER_MODEL
         resolver = given if isinstance(given, HerResolver) else HerResolver.load(given)
         run.read_open_her(resolver)
-    out.mkdir(parents=True, exist_ok=True)
-    fd, spill_path = temporary_file(out / "swapped")
-    try:
-        with PendingFile(out / TRAIN_FILE) as pending, os.fdopen(fd, "w", encoding="utf-8") as spill:
-            keys = run.write_originals(pending, spill)
-            if not run.counts["original_rows_written"]:
-                read = run.counts["rows_read"]
-                raise SourceError(
-                    data.location, None, f"no rows with a gold label ({read} row{'s' * (read != 1)} read, none labelled)",
-                    fix="label the rows entailment/neutral/contradiction",
-                )  # fmt: skip
-            spill.close()
-            _append_swapped(spill_path, pending, keys, run.counts)
-            pending.commit()
-    finally:
-        spill_path.unlink(missing_ok=True)
-    summary = AugmentSummary(
-        source=str(data.given),
-        source_kind=data.kind,
-        source_sha256=data.sha256,
-        split=split,
-        select=select,
-        match=match if select == "occupation" else "none",
-        word_list=swaps.name,
-        word_list_note=swaps.note,
-        word_list_sha256=swaps.digest(),
-        names=None if names is None else str(names),
-        her=her,
-        her_model=None if resolver is None else dict(resolver.identity()),
-        **{name: run.counts[name] for name in _COUNTS},  # type: ignore[typeddict-item]
-        top_swaps=run.swap_counts.most_common(20),
-        selected_by_occupation=dict(sorted(run.by_occupation.items(), key=lambda kv: (-kv[1], kv[0]))),
-        out=str(out / TRAIN_FILE),
-    )
-    write_json(out / SUMMARY_FILE, summary)
+    with locked_folder(out):  # another augmentation into it at once: one's files, not a mix
+        fd, spill_path = temporary_file(out / "swapped")
+        try:
+            with PendingFile(out / TRAIN_FILE) as pending, os.fdopen(fd, "w", encoding="utf-8") as spill:
+                keys = run.write_originals(pending, spill)
+                if not run.counts["original_rows_written"]:
+                    read = run.counts["rows_read"]
+                    raise SourceError(
+                        data.location, None, f"no rows with a gold label ({read} row{'s' * (read != 1)} read, none labelled)",
+                        fix="label the rows entailment/neutral/contradiction",
+                    )  # fmt: skip
+                spill.close()
+                _append_swapped(spill_path, pending, keys, run.counts)
+                pending.commit()
+        finally:
+            spill_path.unlink(missing_ok=True)
+        summary = AugmentSummary(
+            source=str(data.given),
+            source_kind=data.kind,
+            source_sha256=data.sha256,
+            split=split,
+            select=select,
+            match=match if select == "occupation" else "none",
+            word_list=swaps.name,
+            word_list_note=swaps.note,
+            word_list_sha256=swaps.digest(),
+            names=None if names is None else str(names),
+            her=her,
+            her_model=None if resolver is None else dict(resolver.identity()),
+            **{name: run.counts[name] for name in _COUNTS},  # type: ignore[typeddict-item]
+            top_swaps=run.swap_counts.most_common(20),
+            selected_by_occupation=dict(sorted(run.by_occupation.items(), key=lambda kv: (-kv[1], kv[0]))),
+            out=str(out / TRAIN_FILE),
+        )
+        write_json(out / SUMMARY_FILE, summary)
     return summary
 
 

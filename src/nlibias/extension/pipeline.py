@@ -25,7 +25,7 @@ from nlibias.extension.filtering import filter_classifier
 from nlibias.extension.masked_templates import default_templates_path
 from nlibias.extension.stages import SPECS, Factories, judgements_input
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
-from nlibias.io.atomic import atomic_write_text, write_json
+from nlibias.io.atomic import atomic_write_text, locked_folder, write_json
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.overwrites import refuse_overwrites, refuse_writing_into
 from nlibias.io.stages import (
@@ -235,10 +235,16 @@ class Pipeline:
         last = STAGES.index(until) if until else len(STAGES) - 1
         self._refuse_overwriting_inputs()
         _ = self.subtopics  # an unknown subtopic is refused before anything is written
+        # another extend into this run at once waits, then finds the first's stages (and settings)
+        with locked_folder(self.run_dir, parameter="run_dir"):
+            return self._run(first_forced, from_stage, last, until, force)
+
+    def _run(
+        self, first_forced: int, from_stage: str | None, last: int, until: str | None, force: bool
+    ) -> PipelineResult:
         if not force:
             self._refuse_other_settings(first_forced)
         finished = self._finished_before(from_stage, until) if from_stage else {}
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
         reports: list[StageReport] = []
         status, message = "complete" if last == len(STAGES) - 1 else "stopped", ""

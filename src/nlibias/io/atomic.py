@@ -24,6 +24,15 @@ _fault_points = 0
 _umask_lock = threading.Lock()
 
 
+class _Held(threading.local):
+    def __init__(self) -> None:
+        self.folders: set[tuple[int, int]] = set()
+        """The (device, inode) of each folder this thread holds under :func:`locked_folder`."""
+
+
+_held = _Held()
+
+
 def fault_point(label: str) -> None:
     at, log = os.environ.get("NLIBIAS_FAULT_AT"), os.environ.get("NLIBIAS_FAULT_LOG")
     if at is None and log is None:
@@ -205,11 +214,12 @@ def locked_update(path: str | Path) -> Iterator[Path]:
 def locked_folder(path: str | Path, *, parameter: str = "out_dir") -> Iterator[Path]:
     """Hold an exclusive lock on a folder (made if missing) while a set of files that belong
     together is written into it: two writers at once take turns, and the folder holds one writer's
-    files, not a mix.
+    files, not a mix. Re-entrant in a thread (a command holding its folder calls a writer that
+    locks it too); another thread of the process takes its turn as another process does.
 
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "samples"
-    >>> with locked_folder(out) as folder:
+    >>> with locked_folder(out) as folder, locked_folder(out / "."):
     ...     atomic_write_text(folder / "a.txt", "a")
     >>> sorted(p.name for p in out.iterdir())
     ['a.txt']
@@ -229,10 +239,19 @@ def locked_folder(path: str | Path, *, parameter: str = "out_dir") -> Iterator[P
     except ImportError:  # no POSIX locks (Windows): one writer at a time is the user's to ensure
         yield folder
         return
+    found = folder.stat()
+    key = (found.st_dev, found.st_ino)
+    if key in _held.folders:  # this thread holds it already
+        yield folder
+        return
     fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield folder
+        fcntl.flock(fd, fcntl.LOCK_EX)  # each open() its own lock: another thread here waits too
+        _held.folders.add(key)
+        try:
+            yield folder
+        finally:
+            _held.folders.discard(key)
     finally:
         os.close(fd)
 

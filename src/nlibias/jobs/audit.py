@@ -22,6 +22,7 @@ from typing import Annotated, Any, cast
 
 from nlibias.benchmarks.base import BenchmarkSamples
 from nlibias.catalog.registry import check_kinds, read_benchmark_samples
+from nlibias.io.atomic import locked_folder
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, read_samples, write_samples
 from nlibias.jobs.results import (
@@ -106,12 +107,14 @@ def run_audit(
         given = Path(samples) if isinstance(samples, str | PathLike) else None
         refuse_overwrites({"out_dir": subset_files}, {"samples": given})
     checked = read_benchmark_samples(samples)
-    if run.limit is not None:
-        checked, subset = _limited(samples, checked, run.limit, run.seed, out_dir)
-        extra = {**(extra or {}), "subset": subset}
-    models = models.with_default_prompts(checked.benchmark.prompt_styles)
-    check_kinds(checked.benchmark, models)  # before any model loads
     with ExitStack() as stack:
+        if run.limit is not None and out_dir is not None:  # another audit into it waits: its subset too
+            stack.enter_context(locked_folder(out_dir))
+        if run.limit is not None:
+            checked, subset = _limited(samples, checked, run.limit, run.seed, out_dir)
+            extra = {**(extra or {}), "subset": subset}
+        models = models.with_default_prompts(checked.benchmark.prompt_styles)
+        check_kinds(checked.benchmark, models)  # before any model loads
         store = open_cache(run.cache, stack)
         predictors = build_predictors(models, options=options)
         stack.callback(close_predictors, predictors)  # worker processes and Ray actors stop, also on error
@@ -199,6 +202,5 @@ def _limited(
     info["from"] = str(checked.path) if checked.path is not None else None
     if out_dir is None:
         return read_benchmark_samples(subset), info
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
     write_samples(out_dir, subset)
     return read_benchmark_samples(out_dir), info

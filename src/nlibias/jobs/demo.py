@@ -18,6 +18,7 @@ from nlibias.benchmarks.bbnli import expand_bbnli
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.catalog.registry import with_benchmarks
+from nlibias.io.atomic import locked_folder
 from nlibias.io.run_dir import OUTPUT_FILES
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, write_samples
 from nlibias.jobs.audit import run_audit
@@ -112,7 +113,6 @@ def run_demo(
     expansion = expand_bbnli(resolve_data(BBNLI_DATA, data_dir))
     bias = expansion.bias_samples
     samples = bias if full else sample_pairs_stratified(bias, sample_pairs, seed=seed)
-    write_samples(out, samples)
     pairs, subtopics = len({s.pair_key for s in samples}), len({s.subtopic for s in samples})
     demo_info = {
         "disclaimer": DISCLAIMER,
@@ -123,20 +123,22 @@ def run_demo(
         "seed": seed,
     }
     drawn = seed if bootstrap else 0  # the bootstrap's seed; with none drawn, it picked the pairs only
-    result = run_audit(
-        out,
-        ModelSet.of(generative=[model], prompts=list(prompts)),
-        options=ModelOptions(mode="generated" if judge is not None else mode),
-        run=RunOptions(cache=cache_path or True, bootstrap=bootstrap, seed=drawn, progress=progress),
-        out_dir=out,
-        extra={"demo": demo_info},
-        note=DISCLAIMER,
-    )
-    if judge is not None:
-        run_explain(
-            out, [judge], cache=cache_path or True, bootstrap=bootstrap, seed=drawn, progress=progress
+    with locked_folder(out):  # another demo into it at once: its sample, run and report wait
+        write_samples(out, samples)
+        result = run_audit(
+            out,
+            ModelSet.of(generative=[model], prompts=list(prompts)),
+            options=ModelOptions(mode="generated" if judge is not None else mode),
+            run=RunOptions(cache=cache_path or True, bootstrap=bootstrap, seed=drawn, progress=progress),
+            out_dir=out,
+            extra={"demo": demo_info},
+            note=DISCLAIMER,
         )
-    report_path = write_demo_report(out)
+        if judge is not None:
+            run_explain(
+                out, [judge], cache=cache_path or True, bootstrap=bootstrap, seed=drawn, progress=progress
+            )
+        report_path = write_demo_report(out)
     shown = ("yes_rate_pro", "yes_rate_anti", "n_unparsed", "cf_pro", "cf_anti", "cf_error")
     return {  # files, sizes, per-model stats, overall measures, tables
         "out_dir": str(out),
