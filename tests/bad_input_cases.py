@@ -39,6 +39,7 @@ from bad_input_cases_s28c import s28c_cases
 from bad_input_cases_s28d import s28d_cases
 from bad_input_cases_s29a import s29a_cases
 from bad_input_cases_s29c import s29c_cases
+from bad_input_cases_s29d import s29d_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
@@ -453,5 +454,6 @@ def cases() -> list[Case]:
         *s28d_cases(),  # session 28's final measurement: the last hour's rules on the routes they miss
         *s29a_cases(),  # session 29, finder s29a: the Python route first (own predictors, objects built by hand)
         *s29c_cases(),  # session 29's finder s29c: every command's least-tried options
+        *s29d_cases(),  # session 29, finder s29d: benchmark-specific inputs (BBQ, TP, debias, lm-eval) and plug-ins
         *leftovers_cases(),  # session 29: the leftovers of issue #48 (hand-built settings, resamples, ...)
     ]
