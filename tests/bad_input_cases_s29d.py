@@ -39,24 +39,6 @@ KNOWN: dict[str, str] = {
     "s29d-tp/cli-score-no-pair-with-scores": "exit 0: a row that says no_pair: true and carries score_more/score_less is accepted; which of the two is meant is not said (sentence-logprob row declaration)",
     "s29d-tp/cli-expand-sentence-pairs-same-pair-twice": "exit 0: the same pair on lines 2 and 3 is expanded into two samples; it counts twice in the TP score (benchmarks/sentence_pairs.py)",
     "s29d-tp/cli-expand-crows-pairs-last-row-sentences-the-same": "exit 0: a CrowS-Pairs copy whose last row has sent_more == sent_less is expanded (docs/token-probability.md: such a pair is refused, it could only tie); the tie lowers the TP score (benchmarks/sentence_pairs.py, the crows-pairs reader)",
-    # plug-ins
-    "s29d-plugins/cli-audit-n-zero": "exit 0: a plug-in's score reporting overall n 0 with a lean_gap value is written to metrics.json as a measured value (catalog/registry.py _metrics check)",
-    "s29d-plugins/cli-audit-undeclared-measure": "exit 0: a plug-in's score returning an undeclared measure 'lean_gpa' (a typo) is written to metrics.json unchecked (catalog/registry.py _metrics against measure_infos)",
-    "s29d-plugins/cli-audit-one-measure-two-ranges": "exit 0: one measure name declared with range (-100, 100) for classifiers and (0, 1) for generative LMs; Benchmark.measure_infos keeps the first silently (benchmarks/base.py measure_infos)",
-    "s29d-plugins/python-register-range-reversed": "returns: MeasureInfo range (100, -100) is registered (schema/measure_info.py __post_init__)",
-    "s29d-plugins/python-register-range-nan": "returns: MeasureInfo range (nan, nan) is registered; every range check passes vacuously (schema/measure_info.py)",
-    "s29d-plugins/python-register-direction-misspelt": "returns: direction 'lowr' (not a Direction) is registered; `ideal` raises KeyError later (schema/measure_info.py: Literal not enforced)",
-    "s29d-plugins/python-register-neutral-outside-range": "traceback: MeasureInfo(neutral=200, range=(-100, 100)) raises a bare ValueError, not a ConfigError naming the parameter (schema/measure_info.py)",
-    "s29d-plugins/python-register-name-blank": "returns: a MeasureInfo named ' ' is registered (schema/measure_info.py / metrics/meta.py register_measures)",
-    "s29d-plugins/python-register-headline-range-infinite": "returns: a headline measure with range (-inf, inf) is registered; its reach is inf, so every verdict/gate scaled by it is meaningless (schema/measure_info.py)",
-    "s29d-plugins/python-register-one-measure-declared-twice": "returns: one Measures.infos holding 'lean2_gap' twice with different ranges is registered; the first wins silently (benchmarks/base.py measure_infos)",
-    "s29d-plugins/python-register-kind-misspelt": "returns: measures of kind 'classifer' (no such predictor kind) are registered; its samples can never be scored (benchmarks/base.py Benchmark.__post_init__)",
-    "s29d-plugins/cli-expand-last-sample-without-its-twin": "exit 0: a plug-in's expansion whose last pair lacks its anti sample is written as samples.jsonl (catalog/registry.py _Guard.expansion / io/samples.py pair rules)",
-    "s29d-plugins/cli-expand-last-pair-two-pro": "exit 0: a plug-in's last pair holding two pro samples is written (catalog/registry.py expansion check)",
-    "s29d-plugins/python-expand-samples-a-generator": "traceback: a plug-in whose expansion's samples are a generator: TypeError len() escapes, not a PluginError naming the plug-in (catalog/registry.py _Guard.expansion)",
-    "s29d-plugins/cli-expand-summary-a-list": "exit 70: a plug-in's summary() returning a list is an internal error (TypeError) instead of a PluginError naming it (catalog/registry.py: summary not guarded)",
-    "s29d-plugins/cli-expand-summary-nan-count": "exit 2: a plug-in's summary {'samples': nan} is refused as 'samples is nan' without naming the plug-in (catalog/registry.py: summary not attributed)",
-    "s29d-plugins/cli-gate-units-one-row-short": "exit 70: a plug-in whose Measures.units blocks are one row shorter than its strata: internal error ValueError instead of a PluginError naming it (schema/outputs.py RunUnits / catalog/registry.py _units check)",
 }
 
 Add = Callable[..., None]
@@ -624,7 +606,7 @@ def _lm_eval_cases(case: Add) -> None:
 
 def _plugin_cases(case: Add) -> None:
     from test_plugin_gate import LEAN, LEAN_BENCHMARK, Leaning
-    from test_plugins_isolated import Entry, Expanded, sample
+    from test_plugins_isolated import Entry, Expanded, Importing, sample
 
     def installed(benchmark: Any) -> None:
         from nlibias.catalog import registry
@@ -671,7 +653,16 @@ def _plugin_cases(case: Add) -> None:
         return replace(LEAN_BENCHMARK, measures={"classifier": measures,
                                                   "generative": replace(measures, infos=(twin,))})  # fmt: skip
 
-    audit_cli("one-measure-two-ranges", other_range, "lean_gap")
+    def two_ranges(d: Path, b: Base) -> tuple[list[str], str]:
+        from nlibias.catalog import registry
+
+        saved = {table: getattr(registry, table).copy() for table in _TABLES}
+        _install(saved, LEAN_BENCHMARK)  # its samples, expanded before the plug-in changed
+        nlibias.expand("lean", out_dir=d / "samples")
+        _install(saved, Importing(other_range))  # the Benchmark is refused where its module builds it
+        return audit_args(d / "samples", d), "lean_gap"
+
+    case("s29d-plugins/cli-audit-one-measure-two-ranges", two_ranges, context=_plugin_registry)
 
     def declared(name: str, info: Callable[[], Any], named: str) -> None:
         def build(d: Path, b: Base) -> tuple[Callable[[], object], str]:
