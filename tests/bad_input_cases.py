@@ -40,6 +40,7 @@ from bad_input_cases_s28d import s28d_cases
 from bad_input_cases_s29a import s29a_cases
 from bad_input_cases_s29b import s29b_cases
 from bad_input_cases_s29c import s29c_cases
+from bad_input_cases_s29d import s29d_cases
 from bad_input_cases_s29e import s29e_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
@@ -455,6 +456,7 @@ def cases() -> list[Case]:
         *s28d_cases(),  # session 28's final measurement: the last hour's rules on the routes they miss
         *s29a_cases(),  # session 29, finder s29a: the Python route first (own predictors, objects built by hand)
         *s29c_cases(),  # session 29's finder s29c: every command's least-tried options
+        *s29d_cases(),  # session 29, finder s29d: benchmark-specific inputs (BBQ, TP, debias, lm-eval) and plug-ins
         *leftovers_cases(),  # session 29: the leftovers of issue #48 (hand-built settings, resamples, ...)
         *s29b_cases(),  # session 29, route b: files and state across commands, derived files, YAML
         *s29e_cases(),  # session 29, finder s29e: the decision and reading side (gate, report, explain, cards, validate)

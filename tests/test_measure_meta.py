@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from nlibias.errors import ConfigError
 from nlibias.metrics.meta import (
     ALL_MEASURES,
     MEASURES,
@@ -122,9 +123,9 @@ def test_directions_ideals_and_ranges() -> None:
     assert tuple(WQ_NLI_MEASURES) == M_KEYS and tuple(OCCUPATION_MEASURES) == MEASURE_KEYS
     assert tuple(TOKEN_PROBABILITY_MEASURES) == TP_MEASURES
     assert list(MEASURES) == list(ALL_MEASURES)[: len(MEASURES)]  # BBNLI's table is unchanged
-    with pytest.raises(ValueError, match="give a target exactly"):
+    with pytest.raises(ConfigError, match="give a target exactly"):
         MeasureInfo("x", "d", "target", (0.0, 100.0), "c")
-    with pytest.raises(ValueError, match="outside its range"):
+    with pytest.raises(ConfigError, match="outside its range"):
         MeasureInfo("x", "d", "target", (0.0, 100.0), "c", target=150.0)
 
 

@@ -41,7 +41,17 @@ class Entry:
     def load(self) -> object:
         if isinstance(self._load, Exception):
             raise self._load
+        if isinstance(self._load, Importing):
+            return self._load.build()
         return self._load
+
+
+class Importing:
+    """A plug-in module that builds its benchmark when it is imported (``entry_point.load()``):
+    what the building raises is a failure to load."""
+
+    def __init__(self, build: Callable[[], object]) -> None:
+        self.build = build
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from nlibias.errors import ConfigError
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.verdicts import model_verdicts, run_verdicts, verdict_of
 from nlibias.report.verdict_block import verdict_block, verdict_table_html
@@ -39,9 +40,9 @@ def test_each_benchmark_declares_its_headline_measures_with_their_neutral_values
 
 
 def test_a_headline_measure_must_say_what_no_bias_is() -> None:
-    with pytest.raises(ValueError, match="neutral"):
+    with pytest.raises(ConfigError, match="neutral"):
         MeasureInfo("x", "d", "zero", (-1.0, 1.0), "c", headline=True)
-    with pytest.raises(ValueError, match="outside its range"):
+    with pytest.raises(ConfigError, match="outside its range"):
         MeasureInfo("x", "d", "zero", (0.0, 1.0), "c", headline=True, neutral=5.0)
 
 

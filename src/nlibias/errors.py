@@ -9,13 +9,14 @@ from pathlib import Path
 from types import ModuleType
 
 
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """``did you mean 'x'?`` naming the closest of ``known`` to ``name``, or ``""``.
+def did_you_mean(name: str, known: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """``did you mean 'x'?`` naming the closest of ``known`` to ``name`` (a similarity of at least
+    ``cutoff``, 0 to 1), or ``""``.
 
     >>> did_you_mean("widht", ["height", "width"]), did_you_mean("zzz", ["width"])
     ("did you mean 'width'?", '')
     """
-    close = difflib.get_close_matches(name, list(known), n=1)
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
     return f"did you mean {close[0]!r}?" if close else ""
 
 

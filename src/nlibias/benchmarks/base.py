@@ -13,16 +13,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
 from nlibias.benchmarks.data_locations import PinnedData
-from nlibias.errors import ConfigError, DataError
+from nlibias.errors import ConfigError, DataError, did_you_mean
 from nlibias.schema import Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import MeasureInfo
+from nlibias.schema.model_keys import PREDICTOR_KINDS
 from nlibias.schema.outputs import ModelOutputs, RunUnits
 
 
@@ -152,17 +153,15 @@ class Benchmark:
     """Free-form facts for listings."""
 
     def __post_init__(self) -> None:
-        wrong = [kind for kind, m in self.measures.items() if not isinstance(m, Measures)]
-        if not self.sources or wrong:
-            parameter, reason = (
-                ("sources", "sources must name at least one sample source")
-                if not self.sources
-                else ("measures", f"the measures of kind {wrong[0]!r} must be a Measures(score=, tables=)")
-            )
-            raise ConfigError(f"benchmark {self.name!r}: {reason}", parameter=parameter)
+        problem = _measures_problem(self.measures)
+        if not self.sources:
+            problem = "sources", "sources must name at least one sample source"
+        if problem is not None:
+            raise ConfigError(f"benchmark {self.name!r}: {problem[1]}", parameter=problem[0])
 
     def measure_infos(self) -> tuple[MeasureInfo, ...]:
-        """Every measure its scorers report, each once, in the order of its kinds."""
+        """Every measure its scorers report, each once, in the order of its kinds (a measure two
+        kinds report is declared the same for both: :func:`_measures_problem`)."""
         seen: dict[str, MeasureInfo] = {}
         for measures in self.measures.values():
             for info in measures.infos:
@@ -245,6 +244,43 @@ class Benchmark:
     def provenance(self) -> frozenset[str] | None:
         """The provenance keys the measures read, or None (keep all)."""
         return None if self.provenance_keys is None else frozenset(self.provenance_keys)
+
+
+def _measures_problem(measures: Mapping[str, Any]) -> tuple[str, str] | None:
+    """What is wrong with a benchmark's measures, as (parameter, reason): a kind that is not a
+    Measures, a kind spelt like a built-in one but not it (its samples could never be scored), an
+    info that is not a MeasureInfo, one measure declared twice otherwise (the first would win)."""
+    seen: dict[str, tuple[str, MeasureInfo]] = {}
+    for kind, m in measures.items():
+        # a plug-in may score a kind of its own; one spelt almost like a built-in kind is a slip
+        close = "" if kind in PREDICTOR_KINDS else did_you_mean(str(kind), PREDICTOR_KINDS, cutoff=0.85)
+        if not isinstance(kind, str) or not kind.strip() or any(c.isspace() for c in kind) or close:
+            known = close or f"predictor kinds are one word: {', '.join(PREDICTOR_KINDS)} or a plug-in's own"
+            return "measures", f"measures of kind {kind!r}: no such predictor kind ({known})"
+        if not isinstance(m, Measures):
+            return "measures", f"the measures of kind {kind!r} must be a Measures(score=, tables=)"
+        for info in m.infos:
+            if not isinstance(info, MeasureInfo):
+                return (
+                    "infos",
+                    f"the {kind} measures' infos hold {type(info).__name__} {info!r}, not a MeasureInfo",
+                )
+            first = seen.setdefault(info.name, (kind, info))
+            if first[1] != info:
+                one, other = _differences(first[1], info)
+                return "infos", (
+                    f"measure {info.name!r} is declared twice, differently: for {first[0]} with {one}; "
+                    f"for {kind} with {other}. Declare it once (the same MeasureInfo for every kind "
+                    "that reports it), or give one of them another name"
+                )
+    return None
+
+
+def _differences(a: MeasureInfo, b: MeasureInfo) -> tuple[str, str]:
+    """The fields in which ``a`` and ``b`` differ, each's values: ``range (0.0, 1.0), neutral 0.5``."""
+    names = [f.name for f in fields(MeasureInfo) if getattr(a, f.name) != getattr(b, f.name)]
+    one, other = (", ".join(f"{n} {getattr(info, n)!r}" for n in names) for info in (a, b))
+    return one, other
 
 
 _KIND_NAMES: dict[str, str] = {

@@ -1,32 +1,72 @@
-"""What a reported measure is: its name, meaning, which way is better, its range and unit."""
+"""What a reported measure is: its name, meaning, which way is better, its range and unit.
+
+Each field's rule is declared on it (a finite neutral and target, a range of numbers from low to
+high, a direction of :data:`Direction`), so every way of building one is checked: a broken rule is a
+:class:`~nlibias.errors.ConfigError` naming the measure and the field.
+
+>>> MeasureInfo("gap", "d", "sideways", (-100.0, 100.0), "c")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+nlibias.errors.ConfigError: measure 'gap': direction is 'sideways'; pass one of 'higher', 'lower', ...
+>>> MeasureInfo("gap", "d", "zero", (100.0, -100.0), "c")
+Traceback (most recent call last):
+nlibias.errors.ConfigError: measure 'gap': range is (100.0, -100.0): its low end must be below its high end
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import math
+import typing
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Any, Literal
+
+from annotated_types import Predicate
+
+from nlibias.errors import ConfigError
+from nlibias.schema.declared import Allowed, FiniteFloat, Refuse, settings_error
 
 Direction = Literal["higher", "lower", "zero", "target", "none"]
 
 METRICS_FILE = "metrics.json"
 EXPLANATIONS_FILE = "explanations.json"  # where ``nlibias explain`` writes its rates
 
+MeasureName = Annotated[
+    str,
+    Predicate(lambda name: bool(name) and not any(c.isspace() for c in name)),
+    Allowed("one word (a key of metrics.json and of gate rules): not blank, no spaces"),
+]
+"""A measure's name: one word, not blank."""
+MeasureRange = Annotated[
+    tuple[float, float],
+    Refuse(
+        lambda span: any(math.isnan(end) for end in span),
+        lambda span: f"is {span}: its ends must be numbers, not NaN",
+    ),
+    Refuse(
+        lambda span: not span[0] < span[1], lambda span: f"is {span}: its low end must be below its high end"
+    ),
+    Allowed("a tuple (low, high) of numbers, low below high"),
+]
+"""``(low, high)``: numbers, low below high (an end may be infinite: nats from 0 to inf)."""
+
 
 @dataclass(frozen=True)
 class MeasureInfo:
     """What a reported measure is. Values are in percent unless ``unit`` says otherwise."""
 
-    name: str
+    name: MeasureName
     description: str
     """One sentence a report can show."""
     direction: Direction
     """Which value is better: ``higher``, ``lower``, closer to ``zero`` or ``target``, or ``none``."""
-    range: tuple[float, float]
+    range: MeasureRange
     citation: str
     unit: str = "%"
-    target: float | None = None
+    target: FiniteFloat | None = None
     headline: bool = False
     """One of the measures that answer "is this model biased?" (verdicts, the gate)."""
-    neutral: float | None = None
+    neutral: FiniteFloat | None = None
     """The value that means "no bias"; None for a measure that is not a bias measure."""
     signed: bool = False
     """True when a value above :attr:`neutral` leans towards the stereotype, below it against;
@@ -38,16 +78,37 @@ class MeasureInfo:
     """The run file whose slices hold it."""
 
     def __post_init__(self) -> None:
+        given = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        from pydantic import ValidationError
+
+        model = _declaration()
+        try:
+            checked = model.model_validate(given)
+        except ValidationError as error:
+            raise _named(self.name, settings_error(error, model, given)) from None
+        for name in given:  # as validated: (0, 100) is (0.0, 100.0)
+            object.__setattr__(self, name, getattr(checked, name))
+        problem = self._problem()
+        if problem is not None:
+            raise ConfigError(f"measure {self.name!r}: {problem[1]}", parameter=problem[0])
+
+    def _problem(self) -> tuple[str, str] | None:
+        """The rule between fields it breaks, as (field, reason); None: none."""
+        low, high = self.range
         if (self.headline or self.signed) and self.neutral is None:
-            raise ValueError(f"measure {self.name!r}: a headline or signed measure needs its neutral value")
-        if self.neutral is not None and not self.range[0] <= self.neutral <= self.range[1]:
-            raise ValueError(
-                f"measure {self.name!r}: neutral {self.neutral} is outside its range {self.range}"
+            return "neutral", "a headline or signed measure needs its neutral value (the value of no bias)"
+        if self.headline and not (math.isfinite(low) and math.isfinite(high)):
+            return "range", (
+                f"range is {self.range}: a headline measure needs a finite range (verdicts and the gate "
+                "are scaled by how far a value can lie from neutral)"
             )
+        if self.neutral is not None and not low <= self.neutral <= high:
+            return "neutral", f"neutral {self.neutral} is outside its range {self.range}"
         if (self.direction == "target") != (self.target is not None):
-            raise ValueError(f"measure {self.name!r}: give a target exactly when the direction is 'target'")
-        if self.target is not None and not self.range[0] <= self.target <= self.range[1]:
-            raise ValueError(f"measure {self.name!r}: target {self.target} is outside its range {self.range}")
+            return "target", "give a target exactly when the direction is 'target'"
+        if self.target is not None and not low <= self.target <= high:
+            return "target", f"target {self.target} is outside its range {self.range}"
+        return None
 
     @property
     def ideal(self) -> float | None:
@@ -106,3 +167,22 @@ class MeasureInfo:
         if self.direction == "target" and self.target is not None:
             return abs(value - self.target)
         raise ValueError(f"measure {self.name!r} has no better value (direction {self.direction!r})")
+
+
+@functools.cache
+def _declaration() -> Any:
+    """The pydantic model of :class:`MeasureInfo`'s fields, made from their hints (built once)."""
+    from pydantic import ConfigDict, create_model
+
+    hints = typing.get_type_hints(MeasureInfo, include_extras=True)
+    fields: dict[str, Any] = {
+        f.name: (hints[f.name], ... if f.default is dataclasses.MISSING else f.default)
+        for f in dataclasses.fields(MeasureInfo)
+    }
+    config = ConfigDict(strict=True, extra="forbid")
+    return create_model("MeasureInfo", __config__=config, **fields)
+
+
+def _named(measure: Any, error: ConfigError) -> ConfigError:
+    """``error`` said of the measure named ``measure``."""
+    return ConfigError(f"measure {measure!r}: {error.args[0]}", parameter=error.parameter, names=error.names)

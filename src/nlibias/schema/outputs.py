@@ -197,6 +197,29 @@ class RunUnits:
     def __len__(self) -> int:
         return len(self.stratum)
 
+    def shape_problem(self) -> str | None:
+        """What breaks its shape (None: nothing): every block is ``(units x columns)`` with one row
+        per unit of ``stratum`` (non-decreasing), and each grouping holds one label per unit.
+
+        >>> RunUnits((np.ones((2, 1)), np.ones((1, 1))), dict, np.zeros(2, int)).shape_problem()
+        'blocks of [2, 1] rows for 2 units (stratum): every block holds one row per unit'
+        """
+        stratum = np.asarray(self.stratum)
+        if not self.blocks or stratum.ndim != 1 or np.any(np.diff(stratum) < 0):
+            return "its stratum must be one non-decreasing code per unit, with at least one block"
+        rows = [np.shape(block)[0] if np.ndim(block) == 2 else None for block in self.blocks]
+        if any(n != len(stratum) for n in rows):
+            shown = [
+                n if n is not None else f"{np.ndim(b)}-d" for n, b in zip(rows, self.blocks, strict=True)
+            ]
+            return f"blocks of {shown} rows for {len(stratum)} units (stratum): every block holds one row per unit"
+        wrong = [(name, len(labels)) for name, labels in self.groups.items() if len(labels) != len(stratum)]
+        if wrong:
+            return (
+                f"grouping {wrong[0][0]!r} labels {wrong[0][1]} units of {len(stratum)}: one label per unit"
+            )
+        return None
+
     def readable(self) -> int:
         """How many units hold an answer that was read (not a row of zeros)."""
         return int(np.count_nonzero(np.any(np.hstack(self.blocks) != 0, axis=1)))
