@@ -35,8 +35,6 @@ KNOWN: dict[str, str] = {
     # BBQ prompt files
     "s29d-bbq-audit/yaml-prompt-options-with-yes-no-answers": "exit 0: `answers: [yes, no]` on a multiple-choice template (it reads options, never yes/no) is accepted and ignored; an option that applies to nothing (prompt file reader, models/generative/prompts.py)",
     # token probability
-    "s29d-tp/cli-expand-sentence-pairs-same-pair-twice": "exit 0: the same pair on lines 2 and 3 is expanded into two samples; it counts twice in the TP score (benchmarks/sentence_pairs.py)",
-    "s29d-tp/cli-expand-crows-pairs-last-row-sentences-the-same": "exit 0: a CrowS-Pairs copy whose last row has sent_more == sent_less is expanded (docs/token-probability.md: such a pair is refused, it could only tie); the tie lowers the TP score (benchmarks/sentence_pairs.py, the crows-pairs reader)",
     # plug-ins
     "s29d-plugins/cli-audit-n-zero": "exit 0: a plug-in's score reporting overall n 0 with a lean_gap value is written to metrics.json as a measured value (catalog/registry.py _metrics check)",
     "s29d-plugins/cli-audit-undeclared-measure": "exit 0: a plug-in's score returning an undeclared measure 'lean_gpa' (a typo) is written to metrics.json unchecked (catalog/registry.py _metrics against measure_infos)",
