@@ -33,7 +33,6 @@ from bad_input_corpus import Base, Case, audit_args, cases_of, invoke, score_arg
 
 KNOWN: dict[str, str] = {
     # BBQ prompt files
-    "s29d-bbq-audit/yaml-prompt-options-with-yes-no-answers": "exit 0: `answers: [yes, no]` on a multiple-choice template (it reads options, never yes/no) is accepted and ignored; an option that applies to nothing (prompt file reader, models/generative/prompts.py)",
     # token probability
     # plug-ins
     "s29d-plugins/cli-audit-n-zero": "exit 0: a plug-in's score reporting overall n 0 with a lean_gap value is written to metrics.json as a measured value (catalog/registry.py _metrics check)",
