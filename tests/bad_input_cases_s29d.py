@@ -476,6 +476,15 @@ def _tp_cases(case: Add) -> None:
 
     py("mlm-a-causal-lm", "mlm", lambda d, b: audit_pairs(mlm=[causal(d)])(d, b))
     py("causal-a-masked-lm", "causal", lambda d, b: audit_pairs(causal=[masked(d)])(d, b))
+    # the same name twice, or no variant, refused as the arguments are read (before: at model loading)
+    py("tp-variants-twice", "tp_variants",
+       lambda d, b: audit_pairs(mlm=[masked(d)], tp_variants=["shared", "shared"])(d, b))  # fmt: skip
+    py("tp-variants-empty", "tp_variants", lambda d, b: audit_pairs(mlm=[masked(d)], tp_variants=[])(d, b))
+    py("mlm-twice", "mlm", lambda d, b: audit_pairs(mlm=[masked(d), masked(d)])(d, b))
+    cli("audit-one-mlm-twice", lambda d, b: crows_audit(d, "--mlm", masked(d), "--mlm", masked(d)), "--mlm")
+    cli("audit-one-tp-variant-twice",
+        lambda d, b: crows_audit(d, "--mlm", masked(d), "--tp-variant", "whole", "--tp-variant", "whole"),
+        "--tp-variant")  # fmt: skip
 
 
 # -- occupations, augment and debias ------------------------------------------------------------------
