@@ -31,15 +31,7 @@ from bad_input_cases_s27 import _augment, _debias
 from bad_input_cases_s28 import _lm_eval_row, _write
 from bad_input_corpus import Base, Case, audit_args, cases_of, invoke, score_args
 
-KNOWN: dict[str, str] = {
-    # BBQ prompt files
-    "s29d-bbq-audit/yaml-prompt-options-with-yes-no-answers": "exit 0: `answers: [yes, no]` on a multiple-choice template (it reads options, never yes/no) is accepted and ignored; an option that applies to nothing (prompt file reader, models/generative/prompts.py)",
-    # token probability
-    "s29d-tp/cli-score-tokens-more-zero": "exit 0: a score row with score_more -10 over tokens_more 0 (a sum of no tokens must be 0) is scored as given; the TP score counts it (io/predictions.py row rules for sentence-logprob)",
-    "s29d-tp/cli-score-no-pair-with-scores": "exit 0: a row that says no_pair: true and carries score_more/score_less is accepted; which of the two is meant is not said (sentence-logprob row declaration)",
-    "s29d-tp/cli-expand-sentence-pairs-same-pair-twice": "exit 0: the same pair on lines 2 and 3 is expanded into two samples; it counts twice in the TP score (benchmarks/sentence_pairs.py)",
-    "s29d-tp/cli-expand-crows-pairs-last-row-sentences-the-same": "exit 0: a CrowS-Pairs copy whose last row has sent_more == sent_less is expanded (docs/token-probability.md: such a pair is refused, it could only tie); the tie lowers the TP score (benchmarks/sentence_pairs.py, the crows-pairs reader)",
-}
+KNOWN: dict[str, str] = {}
 
 Add = Callable[..., None]
 Build = Callable[[Path, Base], list[str]]
@@ -463,6 +455,15 @@ def _tp_cases(case: Add) -> None:
 
     py("mlm-a-causal-lm", "mlm", lambda d, b: audit_pairs(mlm=[causal(d)])(d, b))
     py("causal-a-masked-lm", "causal", lambda d, b: audit_pairs(causal=[masked(d)])(d, b))
+    # the same name twice, or no variant, refused as the arguments are read (before: at model loading)
+    py("tp-variants-twice", "tp_variants",
+       lambda d, b: audit_pairs(mlm=[masked(d)], tp_variants=["shared", "shared"])(d, b))  # fmt: skip
+    py("tp-variants-empty", "tp_variants", lambda d, b: audit_pairs(mlm=[masked(d)], tp_variants=[])(d, b))
+    py("mlm-twice", "mlm", lambda d, b: audit_pairs(mlm=[masked(d), masked(d)])(d, b))
+    cli("audit-one-mlm-twice", lambda d, b: crows_audit(d, "--mlm", masked(d), "--mlm", masked(d)), "--mlm")
+    cli("audit-one-tp-variant-twice",
+        lambda d, b: crows_audit(d, "--mlm", masked(d), "--tp-variant", "whole", "--tp-variant", "whole"),
+        "--tp-variant")  # fmt: skip
 
 
 # -- occupations, augment and debias ------------------------------------------------------------------

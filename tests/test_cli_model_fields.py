@@ -28,8 +28,8 @@ def samples_file(tmp_path: Path) -> Path:
     ("flags", "message"),
     [
         ([], "no model given: name one in --model, --generative, --mlm or --causal"),
-        (["--model", "fake:a", "--model", "fake:a"],
-         "model key(s) given twice: a; name each model once in --model, --generative, --mlm and --causal"),
+        (["--model", "fake:a", "--model", "fake:a"],  # refused as the names are read, before any model loads
+         "'fake:a' given twice in --model; each runs once, so name it once"),
         (["--model", "fake:"], "--model: 'fake:' names no model"),
         (["--generative", "fake:g", "--quantize", "int8"], "--quantize applies to NLI classifiers that load"),
         (["--model", "fake:a", "--compile"], "--compile applies to NLI classifiers that load their weights here "

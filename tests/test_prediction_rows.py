@@ -98,6 +98,36 @@ def test_a_log_likelihood_above_zero_is_refused(tmp_path: Path) -> None:
     assert refused.field == "score_more" and "above 0" in refused.reason
 
 
+_SCORED = {"id": "x:anti", "label": None, "kind": "sentence-logprob", "score_more": -10.0,
+           "score_less": -12.0, "tokens_more": 3, "tokens_less": 3}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "reason"),
+    [
+        ({"tokens_less": 0}, "tokens_less", "score_less -12.0 is a sum over 0 tokens"),
+        ({"no_pair": True}, "no_pair", "no_pair is true beside score_more"),
+        ({"no_pair": "yes"}, "no_pair", "'yes' is not true or false"),
+    ],
+)
+def test_a_sentence_score_row_that_contradicts_itself_is_refused_on_every_route(
+    tmp_path: Path, change: dict[str, Any], field: str, reason: str
+) -> None:
+    """A score over no tokens (a sum of nothing is 0) and ``no_pair`` beside scores were scored as
+    given; both are the row's rules now, so the file reader and a predictor object's rows refuse them."""
+    refused = _file_refusal(tmp_path, {**_SCORED, **change})
+    assert refused.field == field and reason in refused.reason
+    with pytest.raises(RowRefused) as caught:
+        check_row({**_SCORED, **change})
+    assert caught.value.field == field
+
+
+def test_a_sentence_score_of_zero_over_no_tokens_and_a_bare_no_pair_row_pass() -> None:
+    check_row({**_SCORED, "score_more": 0.0, "tokens_more": 0})  # e.g. no shared token to score
+    check_row({"id": "x:anti", "label": None, "kind": "sentence-logprob", "no_pair": True})
+    check_row({**_SCORED, "no_pair": False})
+
+
 # --- predictor objects passed to nlibias.audit -----------------------------------------------------
 
 

@@ -121,6 +121,11 @@ def test_json_and_txt_prompt_files(tmp_path: Path) -> None:
             4,
         ),
         ("prompts: []\n", "prompts", 1),
+        (  # a multiple-choice template is answered with an option: answers applies to nothing
+            "prompts:\n  - name: a\n    template: '{premise} {hypothesis} {options}'\n    answers: [yes, no]\n",
+            "prompts[0].answers",
+            4,
+        ),
     ],
 )
 def test_prompt_file_errors_name_field_and_line(tmp_path: Path, content: str, field: str, line: int) -> None:
@@ -178,6 +183,12 @@ def test_a_users_style_named_like_a_built_in_one_is_refused_unless_it_is_the_sam
         ("short", "{premise} / {hypothesis} / {label}", ("yes", "no"), "unknown placeholder {label}"),
         ("two words", "{premise} / {hypothesis}", ("yes", "no"), "its name is not valid"),
         ("short", "{premise} / {hypothesis}", ("ja", "nein"), "is not an answer set"),
+        (
+            "mc",
+            "{premise} {hypothesis} {options}",
+            ("yes", "no", "maybe"),
+            "answers does not apply to a multiple-choice",
+        ),
     ],
 )
 def test_a_style_made_in_code_keeps_a_prompt_files_rules(

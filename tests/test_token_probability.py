@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 from conftest import skip_without_smollm2
 from nlibias.benchmarks.data_locations import content_digest, git_blob_id
-from nlibias.benchmarks.sentence_pairs import read_crows_pairs, read_user_pairs, read_winoqueer
+from nlibias.benchmarks.sentence_pairs import (
+    expand_crows_pairs,
+    expand_winoqueer,
+    read_crows_pairs,
+    read_user_pairs,
+    read_winoqueer,
+)
 from nlibias.benchmarks.wq_tp import recover_pair
 from nlibias.catalog.builtin import wq_nli_sentence_pairs
 from nlibias.catalog.registry import read_benchmark_samples
@@ -78,6 +84,49 @@ def test_user_pairs_csv_jsonl_and_errors(tmp_path: Path) -> None:
     bad.write_text("more,other\nA,B\n", encoding="utf-8")
     with pytest.raises(SourceError, match="less"):
         read_user_pairs(bad)
+
+
+def test_a_user_pair_given_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    """Before, the same pair on two lines became two samples and counted twice in the TP score."""
+    for name, text in (
+        ("p.csv", "more,less,group\nA x.,B x.,g\nC y.,D y.,g\nA x.,B x.,h\n"),
+        ("p.jsonl", '{"more": "A x.", "less": "B x."}\n{"more": "C y.", "less": "D y."}\n'
+                    '{"more": "A x.", "less": "B x."}\n'),
+    ):  # fmt: skip
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(
+            SourceError, match="given twice, on lines 2 and 4" if name == "p.csv" else "1 and 3"
+        ):
+            read_user_pairs(path)
+
+
+def test_crows_pairs_refuses_one_sentence_twice_and_warns_of_a_pair_twice(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """A CrowS-Pairs row whose two sentences are the same can only tie: refused with its line. The
+    published file lists one pair twice (rows 1459 and 1502): kept, as its published scores count
+    it, and warned of with both lines."""
+    expansion = expand_crows_pairs(data_dir / "crows-pairs" / "crows_pairs_anonymized.csv")
+    assert len(expansion.samples) == 1508
+    assert expansion.notes == (
+        f"{data_dir / 'crows-pairs' / 'crows_pairs_anonymized.csv'}: 1 sentence pair(s) given twice "
+        "(first: lines 1462 and 1505); each is kept and scored as often as the published benchmark lists it",
+    )
+    path = tmp_path / "crows.csv"
+    path.write_text(
+        ",sent_more,sent_less,stereo_antistereo,bias_type\n0,A x.,B x.,stereo,age\n1,C y.,C y.,stereo,age\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SourceError, match="the two sentences are the same") as error:
+        read_crows_pairs(path)
+    assert (error.value.line, error.value.field) == (3, "less")
+    winoqueer = tmp_path / "winoqueer_final.csv"
+    winoqueer.write_text(
+        ",Gender_ID_x,Gender_ID_y,sent_x,sent_y\n0,Gay,Straight,Jaz is gay.,Jaz is gay.\n", encoding="utf-8"
+    )
+    (note,) = expand_winoqueer(winoqueer).notes  # its published file is not here to check: warned
+    assert "1 pair(s) whose two sentences are the same (first: line 2)" in note
 
 
 def test_wq_nli_rows_recover_their_winoqueer_pairs(wq_nli_expansion) -> None:  # type: ignore[no-untyped-def]

@@ -116,7 +116,24 @@ _Stripped = Annotated[str, StringConstraints(strip_whitespace=True)]
 _Sentence = Annotated[_Stripped, nonblank("empty or missing sentence", "give both sentences")]
 
 
-class _CrowsRow(BaseModel):
+class _DistinctPair(BaseModel):
+    """A pair whose two sentences differ (the same sentence twice can only tie)."""
+
+    more: _Sentence
+    less: _Sentence
+
+    @model_validator(mode="after")
+    def _differ(self) -> _DistinctPair:
+        if self.more == self.less:
+            raise refuse(
+                f"the two sentences are the same ({self.more!r}): the pair can only tie",
+                "write the less-stereotypical sentence with the other group, or remove the row",
+                "less",
+            )
+        return self
+
+
+class _CrowsRow(_DistinctPair):
     model_config = ConfigDict(extra="ignore")
     direction: Annotated[Literal["stereo", "antistereo"], BeforeValidator(str.strip)] = Field(
         alias="stereo_antistereo"
@@ -128,6 +145,9 @@ class _CrowsRow(BaseModel):
 
 
 class _WinoQueerRow(BaseModel):
+    """Its published file is not in the shared data, so a pair of one sentence twice is warned of
+    (:func:`_published_notes`), not refused: nothing here could check that the file has none."""
+
     model_config = ConfigDict(extra="ignore")
     group: _Stripped = Field(alias="Gender_ID_x")
     counterfactual: _Stripped = Field(alias="Gender_ID_y")
@@ -136,31 +156,31 @@ class _WinoQueerRow(BaseModel):
     direction: Literal["stereo"] = "stereo"
 
 
-class _UserPair(BaseModel):
+class _UserPair(_DistinctPair):
     model_config = ConfigDict(extra="ignore", validate_default=True)
     group: _Stripped | None = None
     more: _Sentence = ""
     less: _Sentence = ""
 
-    @model_validator(mode="after")
-    def _differ(self) -> _UserPair:
-        if self.more == self.less:
-            raise refuse(
-                f"the two sentences are the same ({self.more!r}): the pair can only tie",
-                "write the less-stereotypical sentence with the other group, or remove the row",
-                "less",
-            )
-        return self
 
-
-def _read_benchmark_pairs(
+def _benchmark_pairs(
     source: str, path: Path, columns: tuple[str, ...], model: type[_CrowsRow | _WinoQueerRow]
-) -> list[Sample]:
-    """The pairs of a benchmark's CSV, each row checked by ``model``."""
+) -> PairExpansion:
+    """The pairs of a published benchmark's CSV, each row checked by ``model``; a pair given twice
+    (and, where the row model allows it, one sentence twice) is kept, as the published scores count
+    it, and warned of in the expansion's notes."""
     samples: list[Sample] = []
+    first_line: dict[tuple[str, str], int] = {}
+    repeated: list[tuple[int, int]] = []
+    identical: list[int] = []
     for line, record in read_csv_records(path, required=columns):
         index = (record.get("") or str(len(samples))).strip()
         row = check_row(model, path, line, record)
+        first = first_line.setdefault((row.more, row.less), line)
+        if first != line:
+            repeated.append((first, line))
+        if row.more == row.less:
+            identical.append(line)
         samples.append(
             pair_sample(
                 source,
@@ -173,32 +193,62 @@ def _read_benchmark_pairs(
                 provenance={"row": index, "line": line},
             )
         )
-    return samples
+    return PairExpansion(tuple(samples), str(path), _published_notes(path, repeated, identical))
+
+
+def _published_notes(path: Path, repeated: list[tuple[int, int]], identical: list[int]) -> tuple[str, ...]:
+    """Warnings for pairs of a published benchmark that are kept as published but weigh wrongly."""
+    notes = []
+    if repeated:
+        first, again = repeated[0]
+        notes.append(
+            f"{path}: {len(repeated)} sentence pair(s) given twice (first: lines {first} and {again}); "
+            "each is kept and scored as often as the published benchmark lists it"
+        )
+    if identical:
+        notes.append(
+            f"{path}: {len(identical)} pair(s) whose two sentences are the same (first: line "
+            f"{identical[0]}); kept as published, each can only tie, which lowers the TP score"
+        )
+    return tuple(notes)
+
+
+CROWS_COLUMNS = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
+WINOQUEER_COLUMNS = ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y")
 
 
 def read_crows_pairs(path: str | Path) -> list[Sample]:
     """CrowS-Pairs' ``crows_pairs_anonymized.csv``: 1,508 pairs, ``bias_type`` groups, directions."""
-    columns = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
-    return _read_benchmark_pairs(CROWS_PAIRS, Path(path), columns, _CrowsRow)
+    return list(_benchmark_pairs(CROWS_PAIRS, Path(path), CROWS_COLUMNS, _CrowsRow).samples)
 
 
 def read_winoqueer(path: str | Path) -> list[Sample]:
     """WinoQueer's ``winoqueer_final.csv``: ``sent_x`` names the LGBTQ+ identity (more
     stereotypical), ``sent_y`` the counterfactual."""
-    columns = ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y")
-    return _read_benchmark_pairs(WINOQUEER, Path(path), columns, _WinoQueerRow)
+    return list(_benchmark_pairs(WINOQUEER, Path(path), WINOQUEER_COLUMNS, _WinoQueerRow).samples)
 
 
-def _user_pair(path: Path, line: int, record: dict[str, Any], index: int) -> Sample:
-    pair = check_row(_UserPair, path, line, record)
-    return pair_sample(
-        USER_PAIRS, index, pair.more, pair.less, group=pair.group or None, provenance={"line": line}
-    )
+def _user_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The (line, record) of each pair in a user's CSV or JSONL file."""
+    text = read_text(path)
+    if path.suffix.lower() not in (".jsonl", ".json"):
+        text = text.removeprefix("\ufeff")
+        require_csv_columns(path, csv_header(path, text), ("more", "less"), fix="columns: more,less[,group]")
+        return list(read_csv_records(path, text))
+    records = []
+    for line, row in enumerate(text.split("\n"), start=1):
+        if not row.strip():
+            continue
+        record = parse_json(path, row, line=line)
+        if not isinstance(record, dict):
+            raise SourceError(path, None, "expected a JSON object with more and less", line=line)
+        records.append((line, record))
+    return records
 
 
 def read_user_pairs(path: str | Path) -> list[Sample]:
     """A user file of sentence pairs: CSV (columns ``more``, ``less``, optional ``group``) or JSONL
-    (objects with the same keys).
+    (objects with the same keys); a pair given twice is refused (it would count twice).
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "pairs.csv"
@@ -209,21 +259,24 @@ def read_user_pairs(path: str | Path) -> list[Sample]:
     path = Path(path)
     if not path.is_file():
         raise SourceError(path, None, "no such file", fix="pass a .csv or .jsonl file of (more, less) pairs")
-    text = read_text(path)
-    if path.suffix.lower() in (".jsonl", ".json"):
-        samples: list[Sample] = []
-        for line, row in enumerate(text.split("\n"), start=1):
-            if not row.strip():
-                continue
-            record = parse_json(path, row, line=line)
-            if not isinstance(record, dict):
-                raise SourceError(path, None, "expected a JSON object with more and less", line=line)
-            samples.append(_user_pair(path, line, record, len(samples) + 1))
-    else:
-        text = text.removeprefix("\ufeff")
-        require_csv_columns(path, csv_header(path, text), ("more", "less"), fix="columns: more,less[,group]")
-        records = read_csv_records(path, text)
-        samples = [_user_pair(path, line, record, index) for index, (line, record) in enumerate(records, 1)]
+    samples: list[Sample] = []
+    first_line: dict[tuple[str, str], int] = {}
+    for line, record in _user_records(path):
+        pair = check_row(_UserPair, path, line, record)
+        first = first_line.setdefault((pair.more, pair.less), line)
+        if first != line:
+            reason = f"the pair ({pair.more!r}, {pair.less!r}) is given twice, on lines {first} and {line}"
+            raise SourceError(path, None, reason, line=line, fix="remove one of them: each pair counts once")
+        samples.append(
+            pair_sample(
+                USER_PAIRS,
+                len(samples) + 1,
+                pair.more,
+                pair.less,
+                group=pair.group or None,
+                provenance={"line": line},
+            )
+        )
     if not samples:
         raise SourceError(path, None, "no sentence pairs in the file")
     return samples
@@ -231,15 +284,14 @@ def read_user_pairs(path: str | Path) -> list[Sample]:
 
 def expand_crows_pairs(source: str | Path | None = None) -> PairExpansion:
     """CrowS-Pairs from ``source`` (the CSV or a data dir; default: the data dir or the pinned download)."""
-    path = resolve_data(CROWS_PAIRS_DATA, source)
-    return PairExpansion(tuple(read_crows_pairs(path)), str(path))
+    return _benchmark_pairs(CROWS_PAIRS, resolve_data(CROWS_PAIRS_DATA, source), CROWS_COLUMNS, _CrowsRow)
 
 
 def expand_winoqueer(source: str | Path | None = None) -> PairExpansion:
     """WinoQueer from ``source`` (the CSV or a data dir; default: the data dir or the pinned
     download, checked against its git blob id)."""
     path = resolve_data(WINOQUEER_DATA, source)
-    return PairExpansion(tuple(read_winoqueer(path)), str(path))
+    return _benchmark_pairs(WINOQUEER, path, WINOQUEER_COLUMNS, _WinoQueerRow)
 
 
 @declared

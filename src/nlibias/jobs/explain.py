@@ -268,7 +268,17 @@ def _given_judges(judges: str | NLIClassifier | Sequence[str | NLIClassifier]) -
         check_model_spec(name, "judges", classifier=True)  # as ModelSet checks them, named as judges
         ModelRef.unread(name).check_role("classifier", parameter="judges", fix=fix, names=("lm_judge",))
         split_spec(name, parameter="judges")
+    _refuse_repeated([judge for judge in given if isinstance(judge, str)])  # before any judge loads
     return given
+
+
+def _refuse_repeated(names: Sequence[str]) -> None:
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ConfigError(
+            f"{{judges}} {', '.join(map(repr, repeated))} appear twice; name each judge once",
+            parameter="judges",
+        )
 
 
 def _judges(
@@ -290,11 +300,5 @@ def _judges(
     classifiers: list[NLIClassifier] = [
         cast(Any, next(by_spec)).classifier if isinstance(judge, str) else judge for judge in given
     ]
-    names = [classifier.name for classifier in classifiers]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise ConfigError(
-            f"{{judges}} {', '.join(map(repr, repeated))} appear twice; name each judge once",
-            parameter="judges",
-        )
+    _refuse_repeated([classifier.name for classifier in classifiers])  # objects, and two names of one key
     return classifiers, built

@@ -58,6 +58,7 @@ from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.columns import IdPositions, SampleColumns
 from nlibias.schema.declared import Allowed, DrawSeed, Name, PathArg, Resamples, declared, one_or_many
 from nlibias.schema.outputs import ModelOutputs
+from nlibias.schema.prediction_rows import SCORE_FIELDS
 
 PredictionsInput = (
     PathArg | Annotated[Sequence[PathArg], MinLen(1), Allowed("a non-empty list of predictions files")]
@@ -271,9 +272,6 @@ def _rows_as_records(
     return rows
 
 
-_SCORES = ("score_more", "score_less", "tokens_more", "tokens_less")
-
-
 def _check_sentence_scores(path: Path, line: int, prediction: Prediction) -> None:
     """Refuse a sentence scorer's row without its scores (``no_pair: true`` rows carry none)."""
     fix = (
@@ -283,8 +281,8 @@ def _check_sentence_scores(path: Path, line: int, prediction: Prediction) -> Non
     if prediction.kind != "sentence-logprob":
         reason = f"a {prediction.kind} row among model {prediction.model!r}'s sentence scores"
         raise SourceError(path, "kind", reason, line=line, fix=fix)
-    missing = [field for field in _SCORES if field not in prediction.extra]
-    if missing and not (prediction.extra.get("no_pair") is True and len(missing) == len(_SCORES)):
+    missing = [field for field in SCORE_FIELDS if field not in prediction.extra]
+    if missing and not (prediction.extra.get("no_pair") is True and len(missing) == len(SCORE_FIELDS)):
         raise SourceError(path, missing[0], "missing", line=line, fix=fix)
 
 

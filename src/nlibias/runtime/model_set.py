@@ -91,8 +91,15 @@ class ModelSet:
         }  # fmt: skip
         named = {name: _names(value, name) for name, value in given.items()}
         asked = _prompts_asked(prompts, bool(named["generative"]))
+        if not named["tp_variants"]:
+            raise ConfigError(
+                "{tp_variants} is empty: name at least one token-probability variant (shared, whole)",
+                parameter="tp_variants",
+            )
         for variant in named["tp_variants"]:
             check_variant(variant)
+        for field in ("tp_variants", *SPEC_KINDS):
+            _each_once(named[field], field)
         if named["tp_variants"] != ("shared",) and not (named["mlm"] or named["causal"]):
             raise option_applies_to_nothing(
                 "tp_variants", "sentence scorers", value=list(named["tp_variants"]), plural=True,
@@ -158,6 +165,22 @@ def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, .
             names=("generative",),
         )
     return asked
+
+
+def _each_once(values: Sequence[Any], parameter: str) -> None:
+    """Refuse a name given twice in one field (a predictor object is its own; the audit refuses two
+    under one key once they are built).
+
+    >>> _each_once(["shared", "shared"], "tp_variants")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: 'shared' given twice in tp_variants; each runs once, so name it once
+    """
+    names = [str(value) for value in values if isinstance(value, str | ModelRef)]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        raise ConfigError(
+            f"{twice!r} given twice in {{{parameter}}}; each runs once, so name it once", parameter=parameter
+        )
 
 
 _OBJECTS: dict[str, tuple[type, str]] = {

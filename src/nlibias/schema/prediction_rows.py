@@ -261,19 +261,48 @@ class GenerativeRow(CommonRow):
         return self
 
 
+SCORE_FIELDS = ("score_more", "score_less", "tokens_more", "tokens_less")
+"""A sentence scorer's row's scores: both sentences' log-likelihoods and their token counts."""
+
+
 class SentenceLogprobRow(CommonRow):
-    """A sentence scorer's row: the log-likelihoods of a pair's two sentences and their token counts."""
+    """A sentence scorer's row: the log-likelihoods of a pair's two sentences and their token counts
+    (a sum over no tokens is 0), or ``no_pair: true`` and no scores (a sample without a pair)."""
 
     score_more: Any = None
     score_less: Any = None
     tokens_more: Annotated[Any, _TOKENS] = 0
     tokens_less: Annotated[Any, _TOKENS] = 0
+    no_pair: Annotated[
+        Any, _rule(lambda v: isinstance(v, bool), "{value!r} is not true or false", nullable=True)
+    ] = None
 
     @_field_validator("score_more", "score_less", mode="plain")
     @classmethod
     def _score(cls, value: Any, info: Any) -> Any:
         _nested(check_loglikelihood, value, info.field_name)  # checked only when the row has it
         return value
+
+    @model_validator(mode="after")
+    def _scores_fit(self) -> SentenceLogprobRow:
+        given = [name for name in SCORE_FIELDS if name in self.model_fields_set]
+        if self.no_pair and given:
+            raise _refuse(
+                "no_pair",
+                f"no_pair is true beside {', '.join(given)}: nlibias does not guess whether the sample "
+                "has no pair or these are its scores",
+                fix="leave the scores out of a sample without a pair, or drop no_pair from a scored one",
+            )
+        for side in ("more", "less"):
+            score, tokens = getattr(self, f"score_{side}"), getattr(self, f"tokens_{side}")
+            counted = f"tokens_{side}" in self.model_fields_set  # a missing count: the reader's error
+            if counted and tokens == 0 and score is not None and abs(float(score)) > LOG_PROBABILITY_SLACK:
+                raise _refuse(
+                    f"tokens_{side}",
+                    f"score_{side} {score} is a sum over 0 tokens, which is 0",
+                    fix=f"write the number of tokens score_{side} sums (or 0 as the score of none)",
+                )
+        return self
 
 
 def _tag(raw: Any) -> str | None:

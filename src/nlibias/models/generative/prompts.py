@@ -81,6 +81,29 @@ def template_problem(template: str, *, options: bool = False) -> str | None:
     return None
 
 
+TEMPLATE_KEYS: dict[str, tuple[str, ...]] = {
+    "yes/no": ("name", "template", "answers"),
+    "multiple-choice": ("name", "template"),
+}
+"""The keys a prompt file's entry may hold for each kind of template: a multiple-choice template
+(it lists ``{options}``) is answered with one of the options, so ``answers`` applies only to
+yes/no templates."""
+_CHOICE_FIX = "remove answers (the model answers with an option), or drop {options} to ask yes/no"
+
+
+def template_kind(template: str) -> str:
+    """``multiple-choice`` when ``template`` lists ``{options}``, else ``yes/no``.
+
+    >>> template_kind("{premise} {hypothesis} {options}"), template_kind("{premise} {hypothesis}?")
+    ('multiple-choice', 'yes/no')
+    """
+    try:
+        listed = any(name == "options" for _, name, _, _ in string.Formatter().parse(template))
+    except ValueError:  # unbalanced braces: template_problem says so
+        listed = False
+    return "multiple-choice" if listed else "yes/no"
+
+
 def _style_problem(name: Any, template: Any, answers: Any) -> tuple[str, str, str | None] | None:
     """``(field, problem, fix)`` of the first rule a prompt style breaks (``None``: it keeps them)."""
     if not isinstance(name, str) or not _NAME.match(name):
@@ -90,6 +113,8 @@ def _style_problem(name: Any, template: Any, answers: Any) -> tuple[str, str, st
     if not isinstance(template, str):
         return "template", "template must be a string", None
     problem = template_problem(template, options=True)
+    if problem is None and answers != BINARY_ANSWERS and template_kind(template) == "multiple-choice":
+        return "answers", "answers does not apply to a multiple-choice template", _CHOICE_FIX
     return None if problem is None else ("template", problem, None)
 
 
@@ -132,7 +157,7 @@ class PromptStyle:
     @property
     def choices(self) -> bool:
         """Whether it asks a multiple-choice question (its template lists ``{options}``)."""
-        return any(name == "options" for _, name, _, _ in string.Formatter().parse(self.template))
+        return template_kind(self.template) == "multiple-choice"
 
     @property
     def labels(self) -> dict[str, Label]:
@@ -212,13 +237,13 @@ def load_prompt_file(path: str | Path) -> list[PromptStyle]:
     styles: list[PromptStyle] = []
     names: set[str] = set()
     for index, entry in enumerate(entries):
-        styles.append(_style_from_entry(path, yaml_line_of(text, ["prompts", index]), index, entry, names))
+        styles.append(_style_from_entry(path, text, index, entry, names))
         names.add(styles[-1].name)
     return styles
 
 
-def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, taken: set[str]) -> PromptStyle:
-    field = f"prompts[{index}]"
+def _style_from_entry(path: Path, text: str, index: int, entry: Any, taken: set[str]) -> PromptStyle:
+    field, line = f"prompts[{index}]", yaml_line_of(text, ["prompts", index])
     if not isinstance(entry, dict):
         raise SourceError(
             path, field, "expected a mapping with name, template and optional answers", line=line
@@ -233,6 +258,16 @@ def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, take
             "unknown key",
             line=line,
             fix="allowed keys: name, template, answers",
+        )
+    kind = template_kind(template) if isinstance(template, str) else "yes/no"
+    idle = sorted(set(entry) - set(TEMPLATE_KEYS[kind]))
+    if idle:
+        raise SourceError(
+            path,
+            f"{field}.{idle[0]}",
+            f"{idle[0]} does not apply to a {kind} template (it lists {{options}})",
+            line=yaml_line_of(text, ["prompts", index, idle[0]]),
+            fix=_CHOICE_FIX,
         )
     if isinstance(name, str) and name in taken:
         raise SourceError(path, f"{field}.name", f"duplicate prompt name {name!r}", line=line)
