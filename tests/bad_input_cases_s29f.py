@@ -38,11 +38,6 @@ KNOWN: dict[str, str] = {
         "the top-level slices: of gate.yaml:1 is reported as a measure's, without the file or its line "
         "(jobs/gate.py:156 checks the resolved rules after the file's reader, where no line is known)"
     ),
-    "s29f-finetune/cli-eval-the-train-file": (
-        "silent: exit 0, --eval naming the --train file itself is evaluated without a word and printed as "
-        "'eval accuracy: 33.33% on 6 rows of .../train.jsonl', a training accuracy presented as held-out "
-        "(debias/finetune.py: the eval set's identity is not compared with the training set's)"
-    ),
     "s29f-doctor/cli-allow-modified-data-a-word": (
         "silent: exit 0, NLIBIAS_ALLOW_MODIFIED_DATA=maybe, which every expand refuses "
         "(benchmarks/data_locations.py:205), is not read or named by doctor (jobs/doctor.py)"
@@ -516,8 +511,7 @@ def _training_cases(case: Add) -> None:
         _training(d / "data"), d / "aug", select="Occupation", progress=False))  # fmt: skip
 
     cli = _cli(case, "finetune")
-    cli("eval-the-train-file", lambda d, b: _finetune(d, "--eval", str(d / "data" / "train.jsonl"), model=str(_tiny(b))), "--eval",
-        expect="warn")  # fmt: skip
+    cli("eval-the-train-file", lambda d, b: _finetune(d, "--eval", str(d / "data" / "train.jsonl"), model=str(_tiny(b))), "--eval")  # fmt: skip
     cli(
         "eval-split-without-eval",
         lambda d, b: _finetune(d, "--eval-split", "dev", model=str(_tiny(b))),
