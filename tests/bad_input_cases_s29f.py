@@ -38,10 +38,6 @@ KNOWN: dict[str, str] = {
         "the top-level slices: of gate.yaml:1 is reported as a measure's, without the file or its line "
         "(jobs/gate.py:156 checks the resolved rules after the file's reader, where no line is known)"
     ),
-    "s29f-doctor/cli-allow-modified-data-a-word": (
-        "silent: exit 0, NLIBIAS_ALLOW_MODIFIED_DATA=maybe, which every expand refuses "
-        "(benchmarks/data_locations.py:205), is not read or named by doctor (jobs/doctor.py)"
-    ),
 }
 
 Build = Callable[[Path, Base], list[str]]
