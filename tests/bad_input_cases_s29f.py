@@ -33,11 +33,6 @@ KNOWN: dict[str, str] = {
         "unclear: exit 2, 'CASEDIR: no metrics.json ... here' names the folder holding gate.xml, not the "
         "file given as RUNS (report/load.py's run resolution: a file where a run directory belongs)"
     ),
-    "s29f-gate/yaml-slices-a-typo": (
-        "unclear: exit 2, 'slices domian of measure bbnli_bias_score are not groupings ... (option --rules)': "
-        "the top-level slices: of gate.yaml:1 is reported as a measure's, without the file or its line "
-        "(jobs/gate.py:156 checks the resolved rules after the file's reader, where no line is known)"
-    ),
 }
 
 Build = Callable[[Path, Base], list[str]]
