@@ -28,12 +28,7 @@ from bad_input_cases_s28c_more import Add, bbnli_data, extend_cli, extend_yaml, 
 from bad_input_cases_s29e import CARD, _explained, _index, _judged_vrun
 from bad_input_corpus import QUEUE_ROWS, Base, audit_args, cases_of, score_args
 
-KNOWN: dict[str, str] = {
-    "s29f-report/cli-a-gate-junit-file-as-a-run": (
-        "unclear: exit 2, 'CASEDIR: no metrics.json ... here' names the folder holding gate.xml, not the "
-        "file given as RUNS (report/load.py's run resolution: a file where a run directory belongs)"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 Build = Callable[[Path, Base], list[str]]
 PyBuild = Callable[[Path, Base], Callable[[], object]]
@@ -256,6 +251,7 @@ def _gate_cases(case: Add) -> None:
     cli("pair-the-same-pair-twice", lambda d, b: (lambda c, r: _gate(c, r, "--pair", "m=m", "--pair", "m=m"))(
         *pair(d, b)), "--pair")  # fmt: skip
     cli("baseline-a-samples-directory", lambda d, b: _gate(_run_copy(d, b), b.samples), "samples")
+    cli("baseline-a-gate-junit-file", lambda d, b: _gate(_run_copy(d, b), _junit(d)), _at("gate.xml"))
 
     def rules(name: str, text: str, line: int) -> None:
         def build(d: Path, b: Base) -> tuple[list[str], str]:
