@@ -42,6 +42,7 @@ from bad_input_cases_s29b import s29b_cases
 from bad_input_cases_s29c import s29c_cases
 from bad_input_cases_s29d import s29d_cases
 from bad_input_cases_s29e import s29e_cases
+from bad_input_cases_s29f import s29f_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
 from bad_input_cases_validate_explanations import validate_explanations_cases
@@ -460,4 +461,5 @@ def cases() -> list[Case]:
         *leftovers_cases(),  # session 29: the leftovers of issue #48 (hand-built settings, resamples, ...)
         *s29b_cases(),  # session 29, route b: files and state across commands, derived files, YAML
         *s29e_cases(),  # session 29, finder s29e: the decision and reading side (gate, report, explain, cards, validate)
+        *s29f_cases(),  # session 29's final measurement: every command and route, where the day's rules do not reach
     ]

@@ -500,7 +500,12 @@ def _plugin_gate_cases() -> list[Case]:
     lean_rules = "measures:\n  lean_gap: {max_abs: 5}\n"
     gate("rules-measure-misspelt", the_plugin, rules="measures:\n  lean_gapp: {max_abs: 5}\n",
          named=lambda d: f"{d / 'gate.yaml'}:2")  # fmt: skip
-    gate("rules-slicing-unknown", the_plugin, rules="slices: [region]\n", named=lambda d: "--rules")
+    gate(
+        "rules-slicing-unknown",
+        the_plugin,
+        rules="slices: [region]\n",
+        named=lambda d: f"{d / 'gate.yaml'}:1",
+    )
     gate("rules-measure-the-runs-lack", no_headline, rules=lean_rules, named=lambda d: "lean_gap")
     gate("rules-units-missing", no_units, rules=lean_rules, named=lambda d: "Measures.units")
     return found

@@ -567,7 +567,7 @@ def _twice_cases(case: Add) -> None:
 
     def rules_slice_spelt_twice(d: Path, base: Base) -> tuple[list[str], str]:
         path = _rules(d, "slices: [overall, domain, Domain]\n")
-        return _gate(base.run, _run_copy(d, base), "--rules", str(path)), "--rules"
+        return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:1"
 
     case("s27-twice/yaml-gate-slice-in-two-cases", rules_slice_spelt_twice)
     for name, text, line in (
@@ -828,7 +828,7 @@ def _nothing_cases(case: Add) -> None:
 
     def gate_rules_slice_without_column(d: Path, base: Base) -> tuple[list[str], str]:
         path = _rules(d, "slices: [overall, template]\n")
-        return _gate(base.run, _run_copy(d, base), "--rules", str(path)), "--rules"
+        return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:1"
 
     case("s27-nothing/yaml-gate-slice-no-sample-has", gate_rules_slice_without_column)
     for name, text, line in (

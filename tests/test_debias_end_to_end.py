@@ -45,6 +45,8 @@ def test_augment_finetune_audit_report(tmp_path: Path) -> None:
     rows = learnable_nli_rows(240, seed=1)
     train = tmp_path / "train.jsonl"
     train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    dev = tmp_path / "dev.jsonl"  # held out: the training file itself is refused as --eval
+    dev.write_text("".join(json.dumps(r) + "\n" for r in learnable_nli_rows(60, seed=2)))
     (tmp_path / "premises.txt").write_text("\n".join(PREMISES) + "\n")
     samples = nlibias.expand(
         "occupations", tmp_path / "premises.txt", out_dir=tmp_path / "occ", balance=False
@@ -56,7 +58,7 @@ def test_augment_finetune_audit_report(tmp_path: Path) -> None:
 
     output = invoke(["augment", "gender-swap", "--train", str(train), "--out", str(tmp_path / "aug")])
     assert "swapped rows" in output and "she->he" in output
-    common = ["--eval", str(train), "--learning-rate", "3e-3", "--batch-size", "8", "--epochs", "1", "--json"]
+    common = ["--eval", str(dev), "--learning-rate", "3e-3", "--batch-size", "8", "--epochs", "1", "--json"]
     for name, data in (("before", train), ("after", tmp_path / "aug")):
         record = json.loads(
             invoke(
@@ -100,6 +102,8 @@ def test_debias_recipe_with_two_seeds_skips_finished_steps_and_refuses_changes(t
     rows = learnable_nli_rows(60, seed=4)
     train = tmp_path / "train.jsonl"
     train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text("".join(json.dumps(r) + "\n" for r in learnable_nli_rows(20, seed=6)))
     (tmp_path / "premises.txt").write_text("\n".join(PREMISES) + "\n")
     texts = [r["premise"] for r in rows] + [r["hypothesis"] for r in rows] + PREMISES
     base = build_tiny_nli_classifier(tmp_path / "tiny", texts, seed=3, init_std=0.02)
@@ -107,7 +111,7 @@ def test_debias_recipe_with_two_seeds_skips_finished_steps_and_refuses_changes(t
     args = ["debias", "--model", str(base), "--train", str(train), "--out", str(out),
             "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--batch-size", "8",
             "--learning-rate", "3e-3", "--device", "cpu", "--no-cache", "--bootstrap", "40",
-            "--seeds", "2", "--eval", str(train)]  # fmt: skip
+            "--seeds", "2", "--eval", str(dev)]  # fmt: skip
     output = invoke(args)
     assert "paper 004 Table 7 layout" in output and "tiny-aug-s42 - tiny-base-s42" in output
     assert "tiny-aug-s43 - tiny-base-s43" in output and "mean (min–max) of 2 seeds" in output
@@ -196,6 +200,7 @@ def test_report_debias_finds_pairs_and_accuracy_from_any_directory(
     monkeypatch.chdir(work)  # every path below is relative to work/, as a user types them
     rows = learnable_nli_rows(60, seed=4)
     Path("runs/train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    Path("runs/dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in learnable_nli_rows(20, seed=6)))
     Path("premises.txt").write_text("\n".join(PREMISES) + "\n")
     nlibias.expand("occupations", "premises.txt", out_dir="runs/occ", balance=False)
     texts = [r["premise"] for r in rows] + [r["hypothesis"] for r in rows] + PREMISES
@@ -203,13 +208,13 @@ def test_report_debias_finds_pairs_and_accuracy_from_any_directory(
     augment_gender_swap("runs/train.jsonl", "runs/aug", progress=False)
     fast = {"learning_rate": 3e-3, "batch_size": 8, "max_steps": 2, "progress": False}
     for name, data in (("before", "runs/train.jsonl"), ("after", "runs/aug")):
-        finetune("runs/tiny", data, f"runs/{name}", eval_path="runs/train.jsonl", **fast)
+        finetune("runs/tiny", data, f"runs/{name}", eval_path="runs/dev.jsonl", **fast)
     invoke(["audit", "--samples", "runs/occ", "--model", "runs/before", "--model", "runs/after",
             "--out", "runs/audit", "--no-cache", "--device", "cpu", "--bootstrap", "40"])  # fmt: skip
     # an older finetune.json held the paths as typed: relative to the directory it ran from
     after_record = work / "runs" / "after" / "finetune.json"
     old = json.loads(after_record.read_text())
-    after_record.write_text(json.dumps({**old, "train": "runs/aug", "eval": "runs/train.jsonl"}))
+    after_record.write_text(json.dumps({**old, "train": "runs/aug", "eval": "runs/dev.jsonl"}))
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -118,6 +118,28 @@ def test_bad_training_and_eval_data_are_refused_with_file_line_field(
     assert not out.exists()
 
 
+def test_the_training_set_as_its_own_evaluation_set_is_refused(toy: dict[str, Path], tmp_path: Path) -> None:
+    """Its accuracy would be a training accuracy shown as held-out: the file itself, a copy of it
+    (the same SHA-256) and the same rows through debias are refused, naming both; other rows pass."""
+    from nlibias.jobs.debias import run_debias
+
+    copy = Path(shutil.copy(toy["train"], tmp_path / "copy.jsonl"))
+    out = tmp_path / "out"
+    for same in (toy["train"], copy):
+        with pytest.raises(
+            ConfigError, match=r"eval_path .* holds the rows of train .*train\.jsonl"
+        ) as error:
+            finetune(str(toy["base"]), toy["train"], out, **FAST, eval_path=same)
+        assert error.value.parameter == "eval_path" and error.value.names == ("train",)
+    with pytest.raises(ConfigError, match="held-out"):
+        run_debias([str(toy["base"])], toy["train"], out, eval_path=copy)
+    assert not out.exists()
+    held_out = tmp_path / "dev.jsonl"
+    held_out.write_text("".join(json.dumps(r) + "\n" for r in learnable_nli_rows(6, seed=9)))
+    record = finetune(str(toy["base"]), toy["train"], out, eval_path=held_out, max_steps=1, **FAST)
+    assert record["eval_rows"] == 6
+
+
 def test_a_model_path_that_does_not_exist_is_named(toy: dict[str, Path], tmp_path: Path) -> None:
     for missing in (str(tmp_path / "nowhere"), "./nowhere-model", "~/nowhere-model-x"):
         with pytest.raises(ConfigError, match="does not exist") as error:

@@ -113,7 +113,12 @@ def test_mismatched_samples_are_refused(runs: dict[str, Path]) -> None:
         ("confidence: 0.9\nconfidence: 0.8\n", "rules.yaml:2: field confidence: the key is given twice"),
         (
             "slices: [overall, occupation]\n",
-            "slices occupation of measure bbnli_bias_score are not groupings",
+            "rules.yaml:1: field slices: 'occupation' is not a grouping of these runs (they have overall, domain,",
+        ),
+        (  # a measure's own slices, a typo: its line, and the grouping meant
+            "measures:\n  bbnli_bias_score:\n    slices: [overall, subtopics, domian]\n",
+            "rules.yaml:3: field measures.bbnli_bias_score.slices: 'domian' is not a grouping of these runs; "
+            "did you mean 'domain'?",
         ),
         ("worse: farther\n", "rules.yaml:1: field worse: Input should be 'away_from_neutral' or"),
         (

@@ -89,6 +89,20 @@ def test_a_test_that_cannot_decide_is_refused_with_the_resamples_that_could(runs
         nlibias.gate(runs["cand"], runs["base"], rules=GateRules(confidence=0.999999, slices=["overall"]))
 
 
+def test_a_slice_the_runs_lack_is_refused_in_rules_given_as_an_object(runs: dict[str, Path]) -> None:
+    """The same rule as a rules file's (there with its line): the runs' groupings and the closest one."""
+    with pytest.raises(
+        ConfigError, match=r"rules slices: 'domian' is not a grouping of these runs; did you mean"
+    ) as error:
+        nlibias.gate(runs["cand"], runs["base"], rules=GateRules(slices=["overall", "domian"]))
+    assert error.value.parameter == "rules"
+    # the rule checks what the rules name: the default's slicings pass on runs that have them
+    assert {c.comparison.slicing for c in nlibias.gate(runs["cand"], runs["base"]).checks} == {
+        "overall",
+        "domain",
+    }
+
+
 def test_the_same_run_twice_is_refused_however_it_is_spelled(
     runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -127,3 +127,18 @@ def test_doctor_reports_the_data_dirs_nlibias_looks_in(
         assert [(d["where"], d["path"]) for d in dirs] == [(w, str(p)) for w, p in candidate_data_dirs()]
         assert dirs[0]["where"] == "NLIBIAS_DATA_DIR" and dirs[0]["path"] == str(named)
         assert (dirs[0]["problem"] or "").startswith(problem) and dirs[-1]["problem"] is None
+
+
+def test_doctor_reads_allow_modified_data_as_expand_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value every expand refuses is reported with expand's own refusal (and the command warns)."""
+    from nlibias.jobs.doctor import environment_report
+
+    for value, allowed in (("1", True), ("off", False)):
+        monkeypatch.setenv("NLIBIAS_ALLOW_MODIFIED_DATA", value)
+        info = environment_report(device=False)["modified_data"]
+        assert (info["value"], info["allowed"], info["problem"]) == (value, allowed, None)
+    monkeypatch.setenv("NLIBIAS_ALLOW_MODIFIED_DATA", "maybe")
+    info = environment_report(device=False)["modified_data"]
+    assert info["allowed"] is None and info["problem"] == (
+        "NLIBIAS_ALLOW_MODIFIED_DATA is 'maybe'; set it to 1 (use modified data) or 0"
+    )

@@ -57,6 +57,13 @@ def doctor_command(
     )
     for folder in (d for d in report["data_dirs"] if d["problem"]):
         warn(f"the data dir {folder['path']} ({folder['where']}) is {folder['problem']}")
+    modified = report["modified_data"]
+    if modified["problem"]:
+        warn(f"every expand of pinned benchmark data is refused: {modified['problem']}")
+    else:
+        use = "used, with a warning" if modified["allowed"] else "refused"
+        setting = "unset" if modified["value"] is None else f"is {modified['value']!r}"
+        typer.echo(f"  pinned data that fails its checksum: {use} ({modified['variable']} {setting})")
     for name, data in report["data"].items():
         where = (
             f"{data['path']} (from {data['where']})"

@@ -18,6 +18,7 @@ from nlibias.debias.finetune_checks import (
     check_options,
     check_splits,
     check_training_set,
+    refuse_eval_is_train,
     refuse_unlabelled,
     warn_one_label,
 )
@@ -296,6 +297,7 @@ def finetune(
     train_set = check_training_set(train, chosen.split, "train")
     warn_one_label(train_set)
     eval_set = None if eval_path is None else check_training_set(eval_path, chosen.eval_split, "eval_path")
+    refuse_eval_is_train(train_set, eval_set)
     out = Path(out_dir).expanduser().absolute()
     inputs = finetune_inputs(settings, train_set, eval_set)
     done = _existing(out, inputs, force)

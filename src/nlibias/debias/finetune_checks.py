@@ -112,6 +112,24 @@ def check_splits(
         )  # fmt: skip
 
 
+def refuse_eval_is_train(train: TrainingSet, eval_set: TrainingSet | None) -> None:
+    """Refuse an evaluation set that is the training set (the same file, a link or a copy of it:
+    the same SHA-256; a hub set or a saved ``datasets`` set: also the same split), whose accuracy
+    would be a training accuracy shown as held-out."""
+    if eval_set is None or eval_set.kind != train.kind:
+        return
+    same = train.location == eval_set.location if train.kind == "hub" else train.sha256 == eval_set.sha256
+    whole = train.kind not in ("hub", "datasets")  # a file is read whole, whatever the split
+    if same and (whole or train.split == eval_set.split):
+        split = "" if whole else f" (split {train.split!r})"
+        raise ConfigError(
+            f"{{eval_path}} {eval_set.path} holds the rows of {{train}} {train.path}{split}: its accuracy "
+            "would be a training accuracy shown as held-out; give an evaluation set apart from the "
+            "training data, or leave {eval_path} out",
+            parameter="eval_path", names=("train",),
+        )  # fmt: skip
+
+
 def check_base_model(model: str, max_length: int | None = None, *, parameter: str = "model") -> None:
     """Refuse a model that is no Hugging Face checkpoint by its reference (a server, a GGUF file, a
     ``KIND:`` prefix: its role), a blank model, a missing local path (not sent to the hub), a path

@@ -26,7 +26,7 @@ from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_predictions
 from nlibias.io.results import MetricsDocument, ModelRun, check_consistent, read_metrics
-from nlibias.io.run_manifest import RunManifest, changed_inputs, check_run_directory, run_directory
+from nlibias.io.run_manifest import RunManifest, changed_inputs, check_run_directory, no_run_at, run_directory
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, read_sample_columns, resolve_samples_path
 from nlibias.io.stages import read_record
 from nlibias.metrics.paired_units import asked_difference
@@ -220,12 +220,7 @@ def read_run(path: str | Path) -> RunDirectory:
     directory = run_directory(path)
     metrics_path = directory / METRICS_FILE
     if not metrics_path.is_file():
-        raise SourceError(
-            directory,
-            None,
-            "no metrics.json here",
-            fix="pass a run directory written by an audit or a scoring",
-        )
+        raise no_run_at(path, "no metrics.json", fix="pass a run directory written by an audit or a scoring")
     metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
     manifest = check_run_directory(directory, OUTPUT_FILES)
     check_consistent(metrics, path=metrics_path)

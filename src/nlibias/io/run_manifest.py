@@ -51,6 +51,29 @@ def run_directory(path: str | Path) -> Path:
     return path.parent if path.is_file() else path
 
 
+def no_run_at(given: str | Path, lacking: str, *, fix: str) -> SourceError:
+    """The refusal of a run given where there is none: the directory, ``lacking`` (what a run there
+    would hold); a file given as the run named itself, since a run is given as its directory or
+    its ``metrics.json`` and the folder holding that file is no run either.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> str(no_run_at(d, "no metrics.json", fix="pass a run")) == f"{d}: no metrics.json here (pass a run)"
+    True
+    >>> _ = (d / "gate.xml").write_text("<testsuites/>")
+    >>> print(str(no_run_at(d / "gate.xml", "no metrics.json", fix="pass a run")).replace(str(d), "D"))
+    D/gate.xml: a file where a run belongs (a run is given as its directory or its metrics.json), and D has no metrics.json (pass a run)
+    """
+    path = Path(given)
+    if path.is_file():
+        reason = (
+            f"a file where a run belongs (a run is given as its directory or its metrics.json), and "
+            f"{path.parent} has {lacking}"
+        )
+        return SourceError(path, None, reason, fix=fix)
+    return SourceError(path, None, f"{lacking} here", fix=fix)
+
+
 Size = Annotated[Integer, Range(0, None)]
 
 

@@ -25,6 +25,7 @@ from nlibias.debias.finetune_checks import (
     check_split_applies,
     check_splits,
     check_training_set,
+    refuse_eval_is_train,
 )
 from nlibias.debias.finetune_record import read_record
 from nlibias.debias.swap import check_her
@@ -269,6 +270,7 @@ def run_debias(
     check_splits(train, options.split, eval_path, options.eval_split)
     train_set = check_training_set(train, options.split, "train")
     eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")
+    refuse_eval_is_train(train_set, eval_set)
     every_seed = [seed + i for i in range(seeds)]
     augment_stage, tunes, occupations, audit, comparison = _stages(
         out, models, every_seed, train_set, eval_set, options, augment, premises, audit_options, bootstrap

@@ -4,7 +4,7 @@
 >>> report["nlibias"] == __import__("nlibias").__version__
 True
 >>> sorted(report)
-['caches', 'data', 'data_dirs', 'device', 'extras', 'nlibias', 'packages', 'platform', 'plugin_error', 'python']
+['caches', 'data', 'data_dirs', 'device', 'extras', 'modified_data', 'nlibias', 'packages', 'platform', 'plugin_error', 'python']
 """
 
 from __future__ import annotations
@@ -18,8 +18,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import TypedDict
 
-from nlibias.benchmarks.data_locations import candidate_data_dirs, locate_data, user_data_dir
+from nlibias.benchmarks.data_locations import (
+    ALLOW_ENV,
+    allow_modified_data,
+    candidate_data_dirs,
+    locate_data,
+    user_data_dir,
+)
 from nlibias.catalog.registry import benchmarks, plugin_problems
+from nlibias.errors import ConfigError
 from nlibias.models.generative.hf_causal import converted_models_dir
 from nlibias.models.hf_common import choose_device
 from nlibias.runtime.cache import cache_problem, default_cache_path
@@ -62,6 +69,16 @@ class DataDirInfo(TypedDict):
     """Why no data can be found there, and the fix (``None``: none found)."""
 
 
+class ModifiedDataInfo(TypedDict):
+    variable: str
+    value: str | None
+    """The variable as set (``None``: unset)."""
+    allowed: bool | None
+    """Whether pinned data that fails its checksum is used, warned (``None``: the value is refused)."""
+    problem: str | None
+    """Why every expand of pinned data refuses the value, and the fix (``None``: none)."""
+
+
 class ExtraInfo(TypedDict):
     installed: bool
     missing: list[str]
@@ -77,6 +94,8 @@ class EnvironmentReport(TypedDict):
     data: dict[str, DataInfo]
     data_dirs: list[DataDirInfo]
     """The folders benchmark data is looked for in, as nlibias looks (the user cache: downloads)."""
+    modified_data: ModifiedDataInfo
+    """Whether modified pinned data is used (``NLIBIAS_ALLOW_MODIFIED_DATA``), as expand reads it."""
     plugin_error: str | None
     """Why an installed benchmark plug-in failed to load (its data is then not listed)."""
     extras: dict[str, ExtraInfo]
@@ -102,6 +121,7 @@ def environment_report(*, device: bool = True) -> EnvironmentReport:
         "caches": _caches(),
         "data": _data(),
         "data_dirs": [_data_dir(where, path) for where, path in candidate_data_dirs()],
+        "modified_data": _modified_data(),
         "plugin_error": plugin_problems(),
         "extras": extras_status(requirements, lambda name: _version(name) is not None),
     }
@@ -252,6 +272,17 @@ def _data_dir(where: str, path: Path) -> DataDirInfo:
         problem = "a file, not a folder" if path.exists() else "missing"
         problem += f": no data is found there; point {where} at the folder holding the data, or unset it"
     return DataDirInfo(where=where, path=str(path), problem=problem)
+
+
+def _modified_data() -> ModifiedDataInfo:
+    """``NLIBIAS_ALLOW_MODIFIED_DATA`` read as every expand reads it (:func:`allow_modified_data`)."""
+    try:
+        allowed, problem = allow_modified_data(), None
+    except ConfigError as refused:
+        allowed, problem = None, str(refused)
+    return ModifiedDataInfo(
+        variable=ALLOW_ENV, value=os.environ.get(ALLOW_ENV), allowed=allowed, problem=problem
+    )
 
 
 def human_size(n: int) -> str:

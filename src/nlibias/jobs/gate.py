@@ -17,7 +17,6 @@ from nlibias.benchmarks.base import Benchmark
 from nlibias.catalog.registry import benchmark_for_source
 from nlibias.errors import ConfigError, DataError
 from nlibias.jobs.gate_rules import (
-    DEFAULT_SLICES,
     GATE,
     OVERALL,
     GateRules,
@@ -147,17 +146,9 @@ def _absent_headlines(declared: Sequence[MeasureInfo], *sides: tuple[ScoredRun |
 
 
 def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
-    """The slicings tested for ``info`` (one the units lack: refused unless the default's)."""
-    wanted = rules.slices_of(info.name)
-    usable = [s for s in wanted if s == OVERALL or s in units.groups]
-    missing = [s for s in wanted if s not in usable]
-    if missing and wanted != list(DEFAULT_SLICES):
-        raise ConfigError(
-            f"slices {', '.join(missing)} of measure {info.name} are not groupings of these runs "
-            f"(they have overall, {', '.join(sorted(units.groups))})",
-            parameter="rules",
-        )
-    return usable
+    """The slicings tested for ``info`` (the rules' were checked against the runs' groupings when
+    read: only the default's ``domain`` is dropped, where the runs have no domains)."""
+    return [s for s in rules.slices_of(info.name) if s == OVERALL or s in units.groups]
 
 
 def _checks(
@@ -387,14 +378,19 @@ def gate(
         check_asked_alike(cand, base, paired_models)
         matched = list(paired_models)
     tested, absent = _tested(cand, base, benchmark, matched)
-    if tested:  # a rule on a measure these runs do not test would apply to nothing
-        reported = {info.name for *_, infos in tested for info in infos}
-        checked = _rules(rules, margin, {**context, "tested": reported})
-    checks: list[GateCheck] = []
+    units: list[tuple[RunUnits, RunUnits | None]] = []
     for cand_model, base_model, infos in tested:
         names = [i.name for i in infos]
-        cand_units = _testable_units(benchmark, cand, cand_model, names, "candidate")
-        base_units = None if base is None else _testable_units(benchmark, base, base_model, names, "baseline")
+        units.append((
+            _testable_units(benchmark, cand, cand_model, names, "candidate"),
+            None if base is None else _testable_units(benchmark, base, base_model, names, "baseline"),
+        ))  # fmt: skip
+    if tested:  # a rule on a measure these runs do not test, or a slicing they lack, would apply to nothing
+        reported = {info.name for *_, infos in tested for info in infos}
+        groups = set.intersection(*(set(cand_units.groups) for cand_units, _ in units))
+        checked = _rules(rules, margin, {**context, "tested": reported, "groups": groups})
+    checks: list[GateCheck] = []
+    for (cand_model, base_model, infos), (cand_units, base_units) in zip(tested, units, strict=True):
         checks += _model_checks(cand_units, base_units, infos, checked, (cand_model, base_model))
     if not any(c.comparison.tested for c in checks):  # a pass that tested nothing lets anything through
         few = f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can be tested"

@@ -133,7 +133,8 @@ class GateRules(Settings):
     def _applicable(self, info: ValidationInfo) -> GateRules:
         """Each measure's rule names a headline measure the runs test (``tested`` in the context, once
         known), ``towards_stereotype`` a signed one, a margin or limit a distance the measure can
-        pass, and the paired comparison's settings a baseline (``paired``; where a gate reads them)."""
+        pass, each slicing one of the runs' groupings (``groups``, once known), and the paired
+        comparison's settings a baseline (``paired``; where a gate reads them)."""
         context = info.context or {}
         if not context.get("gate"):
             return self
@@ -152,6 +153,8 @@ class GateRules(Settings):
                 _refuse_unreachable(measure, key, getattr(rule, key), self.worse_of(name, measure.signed))
             if tested is not None and name not in tested:
                 raise _RuleError(_untested(name, tested), ("measures", name))
+        if context.get("groups") is not None:
+            self._refuse_ungrouped(context["groups"])
         if context.get("paired") is False:
             self._refuse_paired_only()
         for name in sorted(tested or ()):
@@ -161,6 +164,24 @@ class GateRules(Settings):
                     measure, "margin", self.margin, self.worse_of(name, measure.signed), top=True
                 )
         return self
+
+    def _refuse_ungrouped(self, groups: Collection[str]) -> None:
+        """Refuse a slicing the runs lack (``groups``: theirs); the default's ``domain`` is dropped
+        where they have no domains."""
+        given = [(("slices",), self.slices)] + [
+            (("measures", name, "slices"), rule.slices)
+            for name, rule in self.measures.items()
+            if rule.slices is not None
+        ]
+        known = [OVERALL, *sorted(groups)]
+        for at, slices in given:
+            missing = [s for s in slices if s not in known]
+            if missing and slices != list(DEFAULT_SLICES):
+                hint = f"; {hint}" if (hint := did_you_mean(missing[0], known)) else ""
+                named = ", ".join(repr(s) for s in missing)
+                is_not = "is not a grouping" if len(missing) == 1 else "are not groupings"
+                reason = f"{named} {is_not} of these runs{hint} (they have {', '.join(known)})"
+                raise _RuleError(reason, at)
 
     def _refuse_paired_only(self) -> None:
         """Refuse what only the paired comparison reads in rules without a baseline (docs/gates.md)."""

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from nlibias.benchmarks.base import Benchmark
-from nlibias.errors import NlibiasError, SourceError
+from nlibias.errors import NlibiasError
 from nlibias.io.jsonl import json_object_or_none
 from nlibias.io.results import MetricsDocument, RunInfo
 from nlibias.io.run_dir import RunDirectory, RunSamples, read_run
-from nlibias.io.run_manifest import run_directory
+from nlibias.io.run_manifest import no_run_at, run_directory
 from nlibias.io.samples import read_samples
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.measure_info import METRICS_FILE
@@ -160,7 +160,7 @@ def funnel_stages(run_json: Mapping[str, Any]) -> list[FunnelStage]:
 def load_run(path: str | Path, *, label: str | None = None) -> Run:
     """Load an audit/scoring run (through :func:`~nlibias.io.run_dir.read_run`) or an extension run
     for reporting; :class:`SourceError` when the path holds neither ``metrics.json`` nor ``run.json``."""
-    path = run_directory(path)
+    given, path = path, run_directory(path)
     record = read_run(path) if (path / METRICS_FILE).is_file() else None
     for change in record.input_changes if record else ():
         warnings.warn(
@@ -173,10 +173,9 @@ def load_run(path: str | Path, *, label: str | None = None) -> Run:
     if record is None and not run_json and (path.parent / RUN_JSON).is_file() and _read_card(path):
         return load_run(path.parent, label=label)  # RUN/dataset: the extension run it belongs to
     if record is None and not run_json:
-        raise SourceError(
-            path,
-            None,
-            "no metrics.json (audit/score run) and no run.json (extension run) here",
+        raise no_run_at(
+            given,
+            "no metrics.json (audit/score run) and no run.json (extension run)",
             fix="pass the output directory of an audit, a scoring or an extension",
         )
     return Run(
