@@ -687,8 +687,10 @@ def _binary(d: Path) -> Path:
 
 
 def _folder(d: Path) -> Path:
-    path = d / "cache-folder"
-    path.mkdir(exist_ok=True)
+    """A cache no audit can open (a text file), so a demo that got past its options fails fast; not a
+    folder, which the cache option's declared type refuses before the options' combination."""
+    path = d / "cache.txt"
+    path.write_text("not a cache\n", encoding="utf-8")
     return path
 
 
