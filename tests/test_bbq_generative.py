@@ -312,7 +312,10 @@ def test_report_compare_refuses_runs_whose_options_were_scored_differently(
         nlibias.audit(bbq_run, generative="fake:g", prompts=prompt, option_score=how, cache=False, bootstrap=0,
                       progress=False, out_dir=tmp_path / f"{how}-{prompt}")  # fmt: skip
     runs = [tmp_path / "per-byte-race", tmp_path / "total-race"]
-    with pytest.raises(DataError, match="option_score 'per-byte' in run") as caught:
+    # the gate's rule and words (io/run_dir.refuse_unlike): both settings, both runs
+    with pytest.raises(
+        DataError, match=r"option_score 'total' and its reference model .*'per-byte'"
+    ) as caught:
         nlibias.make_report(runs, compare=True, fmt="md")
     assert caught.value.field == "option_score" and caught.value.model == "g|prompt=race|scored"
     assert all(str(run) in str(caught.value) for run in runs)

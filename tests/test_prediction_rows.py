@@ -26,7 +26,8 @@ from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.options import RunOptions
 from nlibias.schema import LABELS, Prediction, Sample
 from nlibias.schema.outputs import ModelOutputs
-from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE, RowRefused, check_predictor_run, check_row
+from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE, RowRefused, check_row
+from nlibias.schema.predictor_rows import check_predictor_run
 
 PAIR = [
     Sample(id=f"x:{s}", source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",

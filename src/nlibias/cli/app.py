@@ -185,10 +185,10 @@ def _declared_refusal(command: Any, param: Any, value: Any) -> str | None:
     kinds = [item for item in getattr(hint, "__metadata__", ()) if typing.get_origin(item) is Annotated]
     if not kinds:
         return None
-    from nlibias.schema.paths import refused_text
+    from nlibias.schema.paths import text_refusal
 
     texts = [v for v in (value if isinstance(value, list | tuple) else [value]) if isinstance(v, str)]
-    return next((why for kind in kinds for text in texts if (why := refused_text(kind, text))), None)
+    return next((why for kind in kinds for text in texts if (why := text_refusal(kind, text))), None)
 
 
 def name_repeatable_values(command: Any, ctx: Any) -> None:

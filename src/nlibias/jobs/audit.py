@@ -52,7 +52,7 @@ from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import Refuse, declared
 from nlibias.schema.model_keys import check_classifier_key
 from nlibias.schema.outputs import ChainedRows, ModelOutputs
-from nlibias.schema.prediction_rows import check_predictor_run
+from nlibias.schema.predictor_rows import check_predictor_run
 
 RUN_KEYWORDS = ("out_dir", "extra", "note")  # run_audit's own keywords beside models and options
 
@@ -107,6 +107,8 @@ def run_audit(
         given = Path(samples) if isinstance(samples, str | PathLike) else None
         refuse_overwrites({"out_dir": subset_files}, {"samples": given})
     checked = read_benchmark_samples(samples)
+    if run.limit is not None:  # refused before the run folder is made or locked
+        _refuse_a_limit_of_all(run.limit, len(checked))
     with ExitStack() as stack:
         if run.limit is not None and out_dir is not None:  # another audit into it waits: its subset too
             stack.enter_context(locked_folder(out_dir))
@@ -181,6 +183,14 @@ def audit_samples(
     return replace(result, audited=columns)  # samples_frame() needs no file (expand()'s may be gone)
 
 
+def _refuse_a_limit_of_all(limit: int, count: int) -> None:
+    if limit >= count:  # a "subset" of all would be announced as not the full set's
+        raise option_applies_to_nothing(
+            "limit", "auditing a subset smaller than the samples", value=limit,
+            given=f"there are {count} samples", fix="leave {limit} out to audit them all",
+        )  # fmt: skip
+
+
 def _limited(
     given: str | PathLike[str] | Sequence[Sample],
     checked: BenchmarkSamples,
@@ -190,11 +200,6 @@ def _limited(
 ) -> tuple[BenchmarkSamples, dict[str, Any]]:
     """The stratified subset of ``checked``, written into ``out_dir`` when given, and its record."""
     everything = read_samples(Path(given)) if isinstance(given, str | PathLike) else list(given)
-    if limit >= len(everything):  # a "subset" of all would be announced as not the full set's
-        raise option_applies_to_nothing(
-            "limit", "auditing a subset smaller than the samples", value=limit,
-            given=f"there are {len(everything)} samples", fix="leave {limit} out to audit them all",
-        )  # fmt: skip
     subset = stratified_subset(everything, limit, seed=seed)
     info: dict[str, Any] = {"limit": limit, "seed": seed, "samples": len(subset), "of": len(everything)}
     if not has_pairs(subset):  # BBQ's samples: no pairs (its filled templates are kept whole)

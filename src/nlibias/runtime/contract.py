@@ -23,7 +23,7 @@ import numpy as np
 from nlibias.errors import DataError
 from nlibias.schema import LABELS, Prediction
 from nlibias.schema.outputs import ModelOutputs
-from nlibias.schema.prediction_rows import check_predictor_rows
+from nlibias.schema.predictor_rows import check_predictor_rows
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import BenchmarkSamples

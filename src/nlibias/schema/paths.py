@@ -1,12 +1,12 @@
 """Declared path types of what a function writes: a file (:data:`OutFile`), a prediction cache
 (:data:`CachePath`; :data:`CacheText` in a settings file), the same rules on every route (the
-command line holds them to an option's text as given: :func:`refused_text`, from ``cli/app.py``).
+command line holds them to an option's text as given: :func:`text_refusal`, from ``cli/app.py``).
 
->>> refused_text(OutFile, "reports/")
+>>> text_refusal(OutFile, "reports/")
 "'reports/' ends in a path separator, so it names a folder, and this is a file to write: name the file itself, without the trailing separator"
->>> refused_text(OutFile, "reports/gate.xml") is None
+>>> text_refusal(OutFile, "reports/gate.xml") is None
 True
->>> refused_text(CachePath, "yes")  # doctest: +ELLIPSIS
+>>> text_refusal(CachePath, "yes")  # doctest: +ELLIPSIS
 "'yes' is a yes or no, not the path of a cache file: ...; a file of that name is ./yes"
 """
 
@@ -64,7 +64,7 @@ CacheText = Annotated[PathText, NAMES_A_FOLDER, NOT_A_SWITCH]
 """A cache path as a settings file writes it (:data:`CachePath`'s rules on a YAML key's text)."""
 
 
-def refused_text(kind: Any, text: str) -> str | None:
+def text_refusal(kind: Any, text: str) -> str | None:
     """Why the declared type ``kind`` refuses ``text``, in its words; None when it takes it."""
     from pydantic import TypeAdapter, ValidationError
 
