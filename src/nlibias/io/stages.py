@@ -224,6 +224,11 @@ def sealed(record: Mapping[str, Any]) -> dict[str, Any]:
     return {**content, SEAL: fingerprint(content)}
 
 
+def _seal_holds(record: Mapping[str, Any]) -> bool:
+    """Whether a sealed record's content is still as :func:`sealed` wrote it (an unsealed one: yes)."""
+    return SEAL not in record or sealed(record)[SEAL] == record[SEAL]
+
+
 def output_problems(out: Path, record: Mapping[str, Any], *, whole: bool = False) -> list[str]:
     """Whether the record is as written (when :func:`sealed`; an older nlibias's is not) and each
     output it lists (path relative to ``out`` → SHA-256) that is gone or changed, in words (``whole``:
@@ -239,7 +244,7 @@ def output_problems(out: Path, record: Mapping[str, Any], *, whole: bool = False
     """
     outputs = record.get("outputs")
     problems = []
-    if SEAL in record and record[SEAL] != fingerprint({k: v for k, v in record.items() if k != SEAL}):
+    if not _seal_holds(record):
         problems.append(
             f"the record was edited since it was written (its content no longer matches its {SEAL})"
         )

@@ -265,8 +265,9 @@ class AnnotationStore:
     ) -> list[JudgementRecord]:
         """Append ``(hypothesis_id, annotator, round, label)`` answers in one transaction."""
         rows = list(answers)
-        for _, annotator, round_, label in rows:
+        for annotator in dict.fromkeys(row[1] for row in rows):  # a bulk import: a few annotators, many rows
             check_annotator(annotator)
+        for _, _, round_, label in rows:
             check_choice(round_, ROUNDS, "round", parameter="round_")
             check_choice(label, ROUND_LABELS[round_], f"{round_} label", parameter="label")
         stamp = at or now_iso()
